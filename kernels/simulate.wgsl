@@ -1,0 +1,1163 @@
+// The reference engine in WGSL: src/engine/simulate.ts line for line, same functions in the
+// same order under the same section comments, one invocation per instance. kernel-source.ts
+// prepends the layout constants (P_KIND, J_GEN, EV_ARRIVAL, ...) generated from layout.ts.
+//
+// Where WGSL forces a difference: u32 operators wrap, so `>>> 0` disappears and
+// Math.floor(a / b) is a / b; Math.clz32 is countLeadingZeros; JS's signed `score` in
+// routePick is an i32; WGSL reserves `from` and `target`, which read `begin` and `tgt`; a
+// ternary is a select (it evaluates both sides, so cacheBest keeps an if to skip a scan).
+
+// The buffers an instance runs on: state (all instances), its base, params and tables.
+@group(0) @binding(BINDING_STATE) var<storage, read_write> st: array<u32>;
+var<private> sb: u32;
+@group(0) @binding(BINDING_PARAMS) var<storage, read> pr: array<u32>;
+@group(0) @binding(BINDING_TABLES) var<storage, read> tb: array<u32>;
+// The event being handled.
+var<private> evTime: u32;
+var<private> evKind: u32;
+var<private> evId: u32;
+var<private> evTag: u32;
+
+const SESSION_KEY: u32 = 0x80000000u;
+const NONE: u32 = 0xffffffffu;
+const SUB_BITS: u32 = 6u;
+
+// ---- results and arithmetic ----------------------------------------------------------------------------
+
+fn result(field: u32) -> u32 {
+  return sb + pr[P_OFF_RESULT] + field;
+}
+
+fn count(field: u32) {
+  st[result(field)] = st[result(field)] + 1u;
+}
+
+// ---- arithmetic -------------------------------------------------------------------------
+
+/** Adds a u32 to a two-word result counter. */
+fn add64(field: u32, v: u32) {
+  let at = result(field);
+  let lo = st[at] + v;
+  if (lo < st[at]) { st[at + 1u] = st[at + 1u] + 1u; }
+  st[at] = lo;
+}
+
+/** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
+fn mulAdd64(field: u32, a: u32, b: u32) {
+  let al = a & 0xffffu;
+  let ah = a >> 16u;
+  let bl = b & 0xffffu;
+  let bh = b >> 16u;
+  let lh = al * bh;
+  let hl = ah * bl;
+  add64(field, al * bl);
+  add64(field, lh << 16u);
+  add64(field, hl << 16u);
+  let hi = result(field) + 1u;
+  st[hi] = st[hi] + (lh >> 16u) + (hl >> 16u) + ah * bh;
+}
+
+/** floor(a x milli / 1000) without passing 2^32 on the way. */
+fn scaleMilli(a: u32, milli: u32) -> u32 {
+  return (a / 1000u) * milli + ((a % 1000u) * milli) / 1000u;
+}
+
+/** Microseconds of [begin, to) inside the measured window. */
+fn measured(begin: u32, to: u32) -> u32 {
+  let lo = max(begin, pr[P_WARMUP]);
+  let hi = min(to, pr[P_MEASURE_END]);
+  return select(0u, hi - lo, hi > lo);
+}
+
+fn bucketOf(v: u32) -> u32 {
+  if (v < (1u << SUB_BITS)) { return v; }
+  let shift = 31u - countLeadingZeros(v) - SUB_BITS;
+  return (shift + 1u) * (1u << SUB_BITS) + ((v >> shift) & ((1u << SUB_BITS) - 1u));
+}
+
+fn fail(code: u32) {
+  if (st[sb + G_ERROR] == ERR_NONE) { st[sb + G_ERROR] = code; }
+  st[sb + G_DONE] = 1u;
+}
+
+fn random(stream: u32, a: u32, b: u32) -> u32 {
+  return draw(st[sb + G_KEY], stream, a, b);
+}
+
+fn sample(table: u32, u: u32) -> u32 {
+  return sampleTable(pr[table], u);
+}
+
+// ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
+
+fn heapAt(i: u32) -> u32 {
+  return sb + pr[P_OFF_HEAP] + i * HEAP_WORDS;
+}
+
+fn heapBefore(a: u32, b: u32) -> bool {
+  return st[a] < st[b] || (st[a] == st[b] && st[a + 1u] < st[b + 1u]);
+}
+
+fn heapPush(time: u32, kind: u32, id: u32, tag: u32) {
+  let n = st[sb + G_HEAP_LEN];
+  if (n >= pr[P_HEAP_CAP]) {
+    fail(ERR_HEAP_FULL);
+    return;
+  }
+  let seq = st[sb + G_SEQ];
+  st[sb + G_SEQ] = seq + 1u;
+  var i = n;
+  while (i > 0u) {
+    let parent = (i - 1u) >> 1u;
+    let pa = heapAt(parent);
+    if (st[pa] < time || (st[pa] == time && st[pa + 1u] < seq)) { break; }
+    let at = heapAt(i);
+    st[at] = st[pa];
+    st[at + 1u] = st[pa + 1u];
+    st[at + 2u] = st[pa + 2u];
+    st[at + 3u] = st[pa + 3u];
+    i = parent;
+  }
+  let at = heapAt(i);
+  st[at] = time;
+  st[at + 1u] = seq;
+  st[at + 2u] = (kind << 24u) | id;
+  st[at + 3u] = tag;
+  st[sb + G_HEAP_LEN] = n + 1u;
+}
+
+/** Removes the earliest event into evTime, evKind, evId, evTag. */
+fn heapPop() {
+  let top = heapAt(0u);
+  evTime = st[top];
+  evKind = st[top + 2u] >> 24u;
+  evId = st[top + 2u] & 0xffffffu;
+  evTag = st[top + 3u];
+  let n = st[sb + G_HEAP_LEN] - 1u;
+  st[sb + G_HEAP_LEN] = n;
+  let last = heapAt(n);
+  var i = 0u;
+  loop {
+    var child = 2u * i + 1u;
+    if (child >= n) { break; }
+    if (child + 1u < n && heapBefore(heapAt(child + 1u), heapAt(child))) { child += 1u; }
+    let c = heapAt(child);
+    if (!heapBefore(c, last)) { break; }
+    let at = heapAt(i);
+    st[at] = st[c];
+    st[at + 1u] = st[c + 1u];
+    st[at + 2u] = st[c + 2u];
+    st[at + 3u] = st[c + 3u];
+    i = child;
+  }
+  let at = heapAt(i);
+  st[at] = st[last];
+  st[at + 1u] = st[last + 1u];
+  st[at + 2u] = st[last + 2u];
+  st[at + 3u] = st[last + 3u];
+}
+
+// ---- jobs and FIFO queues ---------------------------------------------------------------
+
+fn jobAt(j: u32) -> u32 {
+  return sb + pr[P_OFF_JOBS] + j * JOB_WORDS;
+}
+
+fn jobAlloc() -> u32 {
+  let j = st[sb + G_FREE_JOB];
+  if (j == NONE) {
+    fail(ERR_JOBS_FULL);
+    return NONE;
+  }
+  let jb = jobAt(j);
+  st[sb + G_FREE_JOB] = st[jb + J_NEXT];
+  st[sb + G_LIVE] = st[sb + G_LIVE] + 1u;
+  return j;
+}
+
+/** Frees a job; its generation moves on, so its pending events go stale. */
+fn jobFree(j: u32) {
+  let jb = jobAt(j);
+  st[jb + J_GEN] = st[jb + J_GEN] + 1u;
+  st[jb + J_STAGE] = STAGE_FREE;
+  st[jb + J_NEXT] = st[sb + G_FREE_JOB];
+  st[sb + G_FREE_JOB] = j;
+  st[sb + G_LIVE] = st[sb + G_LIVE] - 1u;
+}
+
+/** A FIFO is three words (head, tail, length) linking jobs through J_NEXT and J_PREV. */
+fn queuePush(q: u32, j: u32) {
+  let jb = jobAt(j);
+  st[jb + J_NEXT] = NONE;
+  if (st[q + 2u] == 0u) {
+    st[jb + J_PREV] = NONE;
+    st[q] = j;
+  } else {
+    st[jb + J_PREV] = st[q + 1u];
+    st[jobAt(st[q + 1u]) + J_NEXT] = j;
+  }
+  st[q + 1u] = j;
+  st[q + 2u] = st[q + 2u] + 1u;
+  if (st[q + 2u] > st[result(R_LONGEST_QUEUE)]) { st[result(R_LONGEST_QUEUE)] = st[q + 2u]; }
+}
+
+fn queueUnlink(q: u32, j: u32) {
+  let jb = jobAt(j);
+  let next = st[jb + J_NEXT];
+  let prev = st[jb + J_PREV];
+  if (prev == NONE) { st[q] = next; }
+  else { st[jobAt(prev) + J_NEXT] = next; }
+  if (next == NONE) { st[q + 1u] = prev; }
+  else { st[jobAt(next) + J_PREV] = prev; }
+  st[q + 2u] = st[q + 2u] - 1u;
+}
+
+/** Integrates the number of jobs in the system over the measured window, then changes it. */
+fn inSystem(delta: i32) {
+  let now = st[sb + G_NOW];
+  mulAdd64(R_IN_SYSTEM_AREA, st[sb + G_IN_SYSTEM], measured(st[sb + G_AREA_AT], now));
+  st[sb + G_AREA_AT] = now;
+  st[sb + G_IN_SYSTEM] = st[sb + G_IN_SYSTEM] + bitcast<u32>(delta);
+}
+
+fn noteBusy(begin: u32, to: u32, batch: u32) {
+  let t = measured(begin, to);
+  add64(R_BUSY, t);
+  mulAdd64(R_BATCH_AREA, t, batch);
+}
+
+fn noteWait(j: u32) {
+  let jb = jobAt(j);
+  if (st[jb + J_COUNTED] == 0u) { return; }
+  let wait = st[sb + G_NOW] - st[jb + J_ENQUEUED];
+  if (wait > 0u) { count(R_WAITED); }
+  add64(R_WAIT_SUM, wait);
+}
+
+// ---- job lifecycle ------------------------------------------------------------------------
+
+fn appAt(a: u32) -> u32 {
+  return sb + pr[P_OFF_APPS] + a * APP_WORDS;
+}
+
+fn serverAt(s: u32) -> u32 {
+  return sb + pr[P_OFF_SERVERS] + s * APP_WORDS;
+}
+
+/** Frees the slots a job holds at the app service and the orchestrator, then the job. */
+fn jobRelease(j: u32) {
+  let jb = jobAt(j);
+  if (pr[P_KIND] != KIND_JOB) {
+    let ab = appAt(st[jb + J_APP]);
+    st[ab + AP_BUSY] = st[ab + AP_BUSY] - 1u;
+  }
+  if (pr[P_KIND] == KIND_TASK) { st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] - 1u; }
+  inSystem(-1);
+  jobFree(j);
+}
+
+fn jobSucceed(j: u32) {
+  let jb = jobAt(j);
+  if (st[jb + J_COUNTED] != 0u) {
+    let latency = st[sb + G_NOW] - st[jb + J_ARRIVAL];
+    count(R_SUCCESSES);
+    add64(R_LATENCY_SUM, latency);
+    add64(R_SOJOURN_SUM, latency);
+    let h = sb + pr[P_OFF_HIST] + bucketOf(latency);
+    st[h] = st[h] + 1u;
+  }
+  jobRelease(j);
+}
+
+/** A job that failed: the caller has already detached it from queues and replicas. */
+fn jobFail(j: u32, cause: u32) {
+  let jb = jobAt(j);
+  if (st[jb + J_COUNTED] != 0u) {
+    count(cause);
+    add64(R_SOJOURN_SUM, st[sb + G_NOW] - st[jb + J_ARRIVAL]);
+  }
+  jobRelease(j);
+}
+
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+
+fn replicaAt(r: u32) -> u32 {
+  return sb + pr[P_OFF_REPLICAS] + r * pr[P_REPLICA_STRIDE];
+}
+
+fn runningAt(r: u32, i: u32) -> u32 {
+  return replicaAt(r) + REPLICA_HEADER_WORDS + i;
+}
+
+fn entryAt(r: u32, e: u32) -> u32 {
+  return replicaAt(r) + REPLICA_HEADER_WORDS + pr[P_GPU_SLOTS] + e * ENTRY_WORDS;
+}
+
+fn cacheFind(r: u32, key: u32) -> u32 {
+  for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+    if (st[entryAt(r, e) + E_KEY] == key) { return e; }
+  }
+  return NONE;
+}
+
+/** The prefix key of a job's prompt: its shared prefix (or system prompt), 0 if none. */
+fn prefixKey(j: u32) -> u32 {
+  return st[jobAt(j) + J_PREFIX];
+}
+
+/** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
+fn cacheBest(r: u32, j: u32) -> u32 {
+  if (pr[P_KIND] == KIND_TASK) {
+    let session = cacheFind(r, SESSION_KEY | st[jobAt(j) + J_INDEX]);
+    if (session != NONE) { return session; }
+  }
+  let key = prefixKey(j);
+  if (key == 0u) { return NONE; }
+  return cacheFind(r, key);
+}
+
+fn cachedTokens(r: u32, j: u32) -> u32 {
+  let e = cacheBest(r, j);
+  if (e == NONE) { return 0u; }
+  // at least one prompt token is always computed
+  return min(st[entryAt(r, e) + E_TOKENS], st[jobAt(j) + J_PROMPT] - 1u);
+}
+
+fn cacheDrop(r: u32, e: u32) {
+  let eb = entryAt(r, e);
+  let rb = replicaAt(r);
+  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[eb + E_TOKENS];
+  st[eb + E_KEY] = 0u;
+  st[eb + E_TOKENS] = 0u;
+  st[eb + E_PINS] = 0u;
+}
+
+/** Evicts least-recently-used unpinned entries until `need` tokens are free. */
+fn cacheMakeRoom(r: u32, need: u32) -> bool {
+  let rb = replicaAt(r);
+  while (pr[P_KV_TOKENS] - st[rb + RP_KV_USED] < need) {
+    var victim = NONE;
+    var oldest = NONE;
+    for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+      let eb = entryAt(r, e);
+      if (st[eb + E_KEY] != 0u && st[eb + E_PINS] == 0u && (victim == NONE || st[eb + E_LAST] < oldest)) {
+        victim = e;
+        oldest = st[eb + E_LAST];
+      }
+    }
+    if (victim == NONE) { return false; }
+    cacheDrop(r, victim);
+  }
+  return true;
+}
+
+/** A new entry of `tokens` tokens the caller has already counted in KV_USED. */
+fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
+  let e = cacheFind(r, 0u);
+  if (e == NONE) {
+    fail(ERR_CACHE_FULL);
+    return NONE;
+  }
+  let eb = entryAt(r, e);
+  st[eb + E_KEY] = key;
+  st[eb + E_TOKENS] = tokens;
+  st[eb + E_LAST] = st[sb + G_NOW];
+  st[eb + E_PINS] = pins;
+  return e;
+}
+
+fn cacheUnpin(r: u32, j: u32) {
+  let jb = jobAt(j);
+  if (st[jb + J_ENTRY] == NONE) { return; }
+  let eb = entryAt(r, st[jb + J_ENTRY]);
+  st[eb + E_PINS] = st[eb + E_PINS] - 1u;
+  st[eb + E_LAST] = st[sb + G_NOW];
+  st[jb + J_ENTRY] = NONE;
+}
+
+/** A session's context including this call's output stays cached on the replica. */
+fn cacheStoreSession(r: u32, j: u32) {
+  let jb = jobAt(j);
+  let key = SESSION_KEY | st[jb + J_INDEX];
+  let tokens = st[jb + J_PROMPT] + st[jb + J_OUTPUT];
+  let old = cacheFind(r, key);
+  if (old != NONE) { cacheDrop(r, old); }
+  if (!cacheMakeRoom(r, tokens)) { return; }
+  let rb = replicaAt(r);
+  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] + tokens;
+  cacheInsert(r, key, tokens, 0u);
+}
+
+// ---- GPU replicas: continuous batching ------------------------------------------------------
+
+/** Takes a job off a replica's batch, freeing its KV reservation and its pin. */
+fn replicaRelease(r: u32, j: u32) {
+  let rb = replicaAt(r);
+  let jb = jobAt(j);
+  var w = 0u;
+  for (var i = 0u; i < st[rb + RP_N_RUN]; i++) {
+    let k = st[runningAt(r, i)];
+    if (k != j) {
+      st[runningAt(r, w)] = k;
+      w += 1u;
+    }
+  }
+  st[rb + RP_N_RUN] = w;
+  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[jb + J_RESERVED];
+  st[jb + J_RESERVED] = 0u;
+  cacheUnpin(r, j);
+  replicaUnload(r, j);
+}
+
+fn replicaUnload(r: u32, j: u32) {
+  let rb = replicaAt(r);
+  let jb = jobAt(j);
+  st[rb + RP_LOAD] = st[rb + RP_LOAD] - 1u;
+  st[rb + RP_LOAD_TOKENS] = st[rb + RP_LOAD_TOKENS] - (st[jb + J_PROMPT] + st[jb + J_OUTPUT]);
+  st[sb + G_ROUTER_BUSY] = st[sb + G_ROUTER_BUSY] - 1u;
+}
+
+fn iterationTime(decoding: u32, prefill: u32) -> u32 {
+  var t = pr[P_ITER_BASE] + pr[P_ITER_PER_SEQ] * decoding + (prefill * pr[P_PREFILL_NS_PER_TOKEN] + 999u) / 1000u;
+  if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
+  return t;
+}
+
+fn replicaSchedule(r: u32, at: u32) {
+  let rb = replicaAt(r);
+  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+  st[rb + RP_EVENT_AT] = at;
+  heapPush(at, EV_REPLICA, r, st[rb + RP_GEN]);
+}
+
+/** The iteration that completes a prompt emits its first token; its prefix becomes shareable. */
+fn prefillDone(r: u32, j: u32) {
+  let jb = jobAt(j);
+  st[jb + J_PHASE] = PHASE_DECODE;
+  st[jb + J_OUT_LEFT] = st[jb + J_OUT_LEFT] - 1u;
+  let key = prefixKey(j);
+  if (key == 0u) { return; }
+  let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], pr[P_KIND] == KIND_TASK);
+  if (st[jb + J_CACHED] >= tokens || cacheFind(r, key) != NONE) { return; }
+  // the prefix's KV moves from this sequence's reservation into a shared entry it pins
+  let e = cacheInsert(r, key, tokens, 1u);
+  if (e == NONE) { return; }
+  st[jb + J_RESERVED] = st[jb + J_RESERVED] - tokens;
+  cacheUnpin(r, j);
+  st[jb + J_ENTRY] = e;
+}
+
+/** A model call finished on replica r: free it there, then the job moves on. */
+fn callDone(r: u32, j: u32) {
+  let jb = jobAt(j);
+  let rb = replicaAt(r);
+  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[jb + J_RESERVED];
+  st[jb + J_RESERVED] = 0u;
+  cacheUnpin(r, j);
+  replicaUnload(r, j);
+  if (pr[P_KIND] == KIND_REQUEST) {
+    jobSucceed(j);
+    return;
+  }
+  cacheStoreSession(r, j);
+  st[jb + J_CONTEXT] = st[jb + J_PROMPT] + st[jb + J_OUTPUT];
+  if (st[jb + J_STEP] + 1u >= pr[P_STEPS]) {
+    jobSucceed(j);
+    return;
+  }
+  toolStart(j);
+}
+
+/**
+ * At an iteration boundary: apply the iterations done since the last one, finish
+ * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
+ */
+fn replicaBoundary(r: u32) {
+  let rb = replicaAt(r);
+  let now = st[sb + G_NOW];
+  let mode = st[rb + RP_MODE];
+  if (mode != MODE_IDLE) {
+    noteBusy(st[rb + RP_START], now, st[rb + RP_BATCH]);
+    let n = select(1u, (now - st[rb + RP_START]) / st[rb + RP_DUR], mode == MODE_RUN);
+    for (var i = 0u; i < st[rb + RP_N_RUN]; i++) {
+      let jb = jobAt(st[runningAt(r, i)]);
+      if (st[jb + J_PHASE] == PHASE_DECODE) {
+        st[jb + J_OUT_LEFT] = st[jb + J_OUT_LEFT] - n;
+      } else if (st[jb + J_ALLOC] > 0u) {
+        st[jb + J_PREFILL_LEFT] = st[jb + J_PREFILL_LEFT] - st[jb + J_ALLOC];
+        st[jb + J_ALLOC] = 0u;
+        if (st[jb + J_PREFILL_LEFT] == 0u) { prefillDone(r, st[runningAt(r, i)]); }
+      }
+    }
+  }
+  var w = 0u;
+  let running = st[rb + RP_N_RUN];
+  for (var i = 0u; i < running; i++) {
+    let j = st[runningAt(r, i)];
+    let jb = jobAt(j);
+    if (st[jb + J_PHASE] == PHASE_DECODE && st[jb + J_OUT_LEFT] == 0u) {
+      callDone(r, j);
+    } else {
+      st[runningAt(r, w)] = j;
+      w += 1u;
+    }
+  }
+  st[rb + RP_N_RUN] = w;
+  replicaAdmit(r);
+  replicaPlan(r);
+}
+
+fn replicaAdmit(r: u32) {
+  let rb = replicaAt(r);
+  let q = rb + RP_Q_HEAD;
+  while (st[rb + RP_N_RUN] < pr[P_GPU_SLOTS] && st[rb + RP_Q_LEN] > 0u) {
+    let j = st[q];
+    let jb = jobAt(j);
+    let prompt = st[jb + J_PROMPT];
+    if (prompt + st[jb + J_OUTPUT] > pr[P_KV_TOKENS]) {
+      // can never fit: the server refuses it rather than block the queue for ever
+      queueUnlink(q, j);
+      replicaUnload(r, j);
+      jobFail(j, R_REJECTED);
+      continue;
+    }
+    let e = cacheBest(r, j);
+    let cached = cachedTokens(r, j);
+    if (e != NONE) { st[entryAt(r, e) + E_PINS] = st[entryAt(r, e) + E_PINS] + 1u; }
+    let need = prompt - cached + st[jb + J_OUTPUT];
+    if (!cacheMakeRoom(r, need)) {
+      if (e != NONE) { st[entryAt(r, e) + E_PINS] = st[entryAt(r, e) + E_PINS] - 1u; }
+      return;
+    }
+    queueUnlink(q, j);
+    noteWait(j);
+    st[rb + RP_KV_USED] = st[rb + RP_KV_USED] + need;
+    st[jb + J_STAGE] = STAGE_GPU_RUNNING;
+    st[jb + J_ENTRY] = e;
+    if (e != NONE) { st[entryAt(r, e) + E_LAST] = st[sb + G_NOW]; }
+    st[jb + J_RESERVED] = need;
+    st[jb + J_CACHED] = cached;
+    st[jb + J_PREFILL_LEFT] = prompt - cached;
+    st[jb + J_OUT_LEFT] = st[jb + J_OUTPUT];
+    st[jb + J_PHASE] = PHASE_PREFILL;
+    st[jb + J_ALLOC] = 0u;
+    if (st[jb + J_COUNTED] != 0u) {
+      add64(R_PROMPT_TOKENS, prompt);
+      add64(R_CACHED_TOKENS, cached);
+    }
+    st[runningAt(r, st[rb + RP_N_RUN])] = j;
+    st[rb + RP_N_RUN] = st[rb + RP_N_RUN] + 1u;
+  }
+}
+
+/** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
+fn replicaPlan(r: u32) {
+  let rb = replicaAt(r);
+  let now = st[sb + G_NOW];
+  let running = st[rb + RP_N_RUN];
+  st[rb + RP_START] = now;
+  st[rb + RP_BATCH] = running;
+  if (running == 0u) {
+    st[rb + RP_MODE] = MODE_IDLE;
+    st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+    return;
+  }
+  var budget = pr[P_CHUNK];
+  var decoding = 0u;
+  var shortest = NONE;
+  for (var i = 0u; i < running; i++) {
+    let jb = jobAt(st[runningAt(r, i)]);
+    if (st[jb + J_PHASE] == PHASE_DECODE) {
+      decoding += 1u;
+      shortest = min(shortest, st[jb + J_OUT_LEFT]);
+    } else {
+      let alloc = min(budget, st[jb + J_PREFILL_LEFT]);
+      st[jb + J_ALLOC] = alloc;
+      budget -= alloc;
+    }
+  }
+  let prefill = pr[P_CHUNK] - budget;
+  if (decoding < running) {
+    st[rb + RP_MODE] = MODE_SINGLE;
+    st[rb + RP_DUR] = iterationTime(decoding, prefill);
+    replicaSchedule(r, now + st[rb + RP_DUR]);
+    return;
+  }
+  st[rb + RP_MODE] = MODE_RUN;
+  st[rb + RP_DUR] = iterationTime(decoding, 0u);
+  replicaSchedule(r, now + shortest * st[rb + RP_DUR]);
+}
+
+/**
+ * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
+ * replica starts at once; a prefill iteration ends at its boundary anyway.
+ */
+fn replicaTouch(r: u32) {
+  let rb = replicaAt(r);
+  if (st[rb + RP_STATUS] != STATUS_ALIVE) { return; }
+  let now = st[sb + G_NOW];
+  let mode = st[rb + RP_MODE];
+  if (mode == MODE_IDLE) {
+    replicaBoundary(r);
+    return;
+  }
+  if (mode != MODE_RUN) { return; }
+  let start = st[rb + RP_START];
+  let dur = st[rb + RP_DUR];
+  let next = start + ((now - start + dur - 1u) / dur) * dur;
+  if (next < st[rb + RP_EVENT_AT]) { replicaSchedule(r, next); }
+}
+
+fn replicaEnqueue(r: u32, j: u32) {
+  let rb = replicaAt(r);
+  let jb = jobAt(j);
+  st[jb + J_STAGE] = STAGE_GPU_QUEUED;
+  st[jb + J_REPLICA] = r;
+  st[jb + J_ENQUEUED] = st[sb + G_NOW];
+  st[rb + RP_LOAD] = st[rb + RP_LOAD] + 1u;
+  st[rb + RP_LOAD_TOKENS] = st[rb + RP_LOAD_TOKENS] + st[jb + J_PROMPT] + st[jb + J_OUTPUT];
+  st[sb + G_ROUTER_BUSY] = st[sb + G_ROUTER_BUSY] + 1u;
+  if (st[jb + J_COUNTED] != 0u) {
+    count(R_QUEUED);
+    let calls = sb + pr[P_OFF_CALLS] + r;
+    st[calls] = st[calls] + 1u;
+  }
+  queuePush(rb + RP_Q_HEAD, j);
+  if (st[rb + RP_N_RUN] < pr[P_GPU_SLOTS]) { replicaTouch(r); }
+}
+
+/**
+ * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
+ * deadline allows) and its KV cache is lost.
+ */
+fn replicaReset(r: u32) {
+  let rb = replicaAt(r);
+  let now = st[sb + G_NOW];
+  if (st[rb + RP_MODE] != MODE_IDLE) { noteBusy(st[rb + RP_START], now, st[rb + RP_BATCH]); }
+  st[rb + RP_MODE] = MODE_IDLE;
+  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+  if (st[rb + RP_N_RUN] + st[rb + RP_Q_LEN] > 0u) { st[rb + RP_DOWN] = 1u; }
+  while (st[rb + RP_N_RUN] > 0u) {
+    let j = st[runningAt(r, 0u)];
+    replicaRelease(r, j);
+    callFailed(j);
+  }
+  while (st[rb + RP_Q_LEN] > 0u) {
+    let j = st[rb + RP_Q_HEAD];
+    queueUnlink(rb + RP_Q_HEAD, j);
+    replicaUnload(r, j);
+    callFailed(j);
+  }
+  for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+    if (st[entryAt(r, e) + E_KEY] != 0u) { cacheDrop(r, e); }
+  }
+}
+
+/** A hung replica stops iterating; its calls wait until the health check finds it. */
+fn replicaHang(r: u32) {
+  let rb = replicaAt(r);
+  if (st[rb + RP_MODE] != MODE_IDLE) { noteBusy(st[rb + RP_START], st[sb + G_NOW], st[rb + RP_BATCH]); }
+  st[rb + RP_MODE] = MODE_IDLE;
+  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+}
+
+// ---- router ---------------------------------------------------------------------------------
+
+fn replicaUp(r: u32) -> bool {
+  return st[replicaAt(r) + RP_DOWN] == 0u;
+}
+
+/** Index of the first ring point at or after hash h (wrapping). */
+fn ringStart(h: u32) -> u32 {
+  var lo = 0u;
+  var hi = pr[P_RING_LEN];
+  while (lo < hi) {
+    let mid = (lo + hi) >> 1u;
+    if (pr[pr[P_OFF_RING] + mid * RING_WORDS] < h) { lo = mid + 1u; }
+    else { hi = mid; }
+  }
+  return select(lo, 0u, lo == pr[P_RING_LEN]);
+}
+
+fn ringReplica(i: u32) -> u32 {
+  return pr[pr[P_OFF_RING] + (i % pr[P_RING_LEN]) * RING_WORDS + 1u];
+}
+
+/** The key a call is routed by: its session, its shared prefix, or itself. */
+fn routeKey(j: u32) -> u32 {
+  let jb = jobAt(j);
+  if (pr[P_KIND] == KIND_TASK) { return SESSION_KEY | st[jb + J_INDEX]; }
+  if (st[jb + J_PREFIX] != 0u) { return st[jb + J_PREFIX]; }
+  return SESSION_KEY | st[jb + J_INDEX];
+}
+
+/** Picks a replica the router believes up, by the configured policy; NONE when none is. */
+fn routePick(j: u32) -> u32 {
+  let n = pr[P_GPU_REPLICAS];
+  let policy = pr[P_POLICY];
+  if (policy == POLICY_PREFIX_AFFINITY || policy == POLICY_BOUNDED_AFFINITY) {
+    let start = ringStart(pcg(routeKey(j)));
+    var total = 0u;
+    var up = 0u;
+    for (var r = 0u; r < n; r++) {
+      if (replicaUp(r)) {
+        total += st[replicaAt(r) + RP_LOAD];
+        up += 1u;
+      }
+    }
+    if (up == 0u) { return NONE; }
+    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
+    let cap = (pr[P_BOUNDED_LOAD_MILLI] * (total + 1u) + 1000u * up - 1u) / (1000u * up);
+    var first = NONE;
+    for (var i = 0u; i < pr[P_RING_LEN]; i++) {
+      let r = ringReplica(start + i);
+      if (!replicaUp(r)) { continue; }
+      if (policy == POLICY_PREFIX_AFFINITY) { return r; }
+      if (first == NONE) { first = r; }
+      if (st[replicaAt(r) + RP_LOAD] + 1u <= cap) { return r; }
+    }
+    return first;
+  }
+  var begin = st[sb + G_RR] % n;
+  if (policy == POLICY_RANDOM) {
+    begin = random(STREAM_ROUTE, st[sb + G_RAND], 0u) % n;
+    st[sb + G_RAND] = st[sb + G_RAND] + 1u;
+  }
+  var best = NONE;
+  var bestScore = 0i;
+  for (var i = 0u; i < n; i++) {
+    let r = (begin + i) % n;
+    if (!replicaUp(r)) { continue; }
+    if (policy == POLICY_ROUND_ROBIN || policy == POLICY_RANDOM) {
+      best = r;
+      break;
+    }
+    // higher is better; ties keep the earliest in rotation order
+    var score = -i32(st[replicaAt(r) + RP_LOAD]);
+    if (policy == POLICY_CACHE_AWARE) {
+      score = i32(cachedTokens(r, j)) - i32(min(scaleMilli(st[replicaAt(r) + RP_LOAD_TOKENS], pr[P_ALPHA_MILLI]), 0x3fffffffu));
+    }
+    if (best == NONE || score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
+  }
+  if (best != NONE) { st[sb + G_RR] = best + 1u; }
+  return best;
+}
+
+/** The call reaches the router: shape it, pick a replica, send it. */
+fn routeCall(j: u32) {
+  let jb = jobAt(j);
+  if (pr[P_KIND] == KIND_TASK) {
+    let step = st[jb + J_STEP];
+    let input = sample(P_T_INPUT, random(STREAM_STEP, st[jb + J_INDEX], step * 4u));
+    st[jb + J_PROMPT] = st[jb + J_CONTEXT] + input;
+    st[jb + J_OUTPUT] = max(1u, sample(P_T_OUTPUT, random(STREAM_STEP, st[jb + J_INDEX], step * 4u + 1u)));
+  }
+  if (st[sb + G_ROUTER_BUSY] >= pr[P_ROUTER_SLOTS]) {
+    jobFail(j, R_REJECTED);
+    return;
+  }
+  loop {
+    let r = routePick(j);
+    if (r == NONE) {
+      jobFail(j, R_DIED);
+      return;
+    }
+    let rb = replicaAt(r);
+    if (st[rb + RP_STATUS] != STATUS_DEAD) {
+      replicaEnqueue(r, j);
+      return;
+    }
+    // refused: the router learns the replica is down, and this counts as the retry
+    st[rb + RP_DOWN] = 1u;
+    if (st[jb + J_RETRIES] == 0u) {
+      jobFail(j, R_DIED);
+      return;
+    }
+    st[jb + J_RETRIES] = st[jb + J_RETRIES] - 1u;
+  }
+}
+
+/** Its replica died under a call: retry once elsewhere if the deadline allows. */
+fn callFailed(j: u32) {
+  let jb = jobAt(j);
+  let at = st[sb + G_NOW] + pr[P_ROUTER_OVERHEAD];
+  if (st[jb + J_RETRIES] > 0u && at < st[jb + J_DEADLINE]) {
+    st[jb + J_RETRIES] = st[jb + J_RETRIES] - 1u;
+    st[jb + J_STAGE] = STAGE_AT_ROUTER;
+    heapPush(at, EV_ROUTE, j, st[jb + J_GEN]);
+    return;
+  }
+  jobFail(j, R_DIED);
+}
+
+// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
+
+fn toolStart(j: u32) {
+  let jb = jobAt(j);
+  if (st[sb + G_TOOLS_BUSY] < pr[P_TOOL_SLOTS]) {
+    st[sb + G_TOOLS_BUSY] = st[sb + G_TOOLS_BUSY] + 1u;
+    st[jb + J_STAGE] = STAGE_TOOL_RUNNING;
+    var latency = sample(P_T_TOOL, random(STREAM_STEP, st[jb + J_INDEX], st[jb + J_STEP] * 4u + 2u));
+    if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
+    heapPush(st[sb + G_NOW] + latency, EV_TOOL_DONE, j, st[jb + J_GEN]);
+    return;
+  }
+  st[jb + J_STAGE] = STAGE_TOOL_QUEUED;
+  queuePush(sb + G_TOOL_Q_HEAD, j);
+}
+
+/** A tool slot came free: the next queued tool call takes it. */
+fn toolFreed() {
+  st[sb + G_TOOLS_BUSY] = st[sb + G_TOOLS_BUSY] - 1u;
+  if (st[sb + G_TOOL_Q_LEN] > 0u) {
+    let j = st[sb + G_TOOL_Q_HEAD];
+    queueUnlink(sb + G_TOOL_Q_HEAD, j);
+    toolStart(j);
+  }
+}
+
+fn toolDone(j: u32) {
+  let jb = jobAt(j);
+  toolFreed();
+  st[jb + J_STEP] = st[jb + J_STEP] + 1u;
+  st[jb + J_STAGE] = STAGE_AT_ROUTER;
+  heapPush(st[sb + G_NOW] + pr[P_ROUTER_OVERHEAD], EV_ROUTE, j, st[jb + J_GEN]);
+}
+
+/** The first live server replica with a free slot, or NONE. */
+fn serverFree() -> u32 {
+  for (var s = 0u; s < pr[P_SERVER_REPLICAS]; s++) {
+    let b = serverAt(s);
+    if (st[b + AP_STATUS] == STATUS_ALIVE && st[b + AP_BUSY] < pr[P_SERVER_SLOTS]) { return s; }
+  }
+  return NONE;
+}
+
+fn serviceStart(j: u32, s: u32) {
+  let jb = jobAt(j);
+  let b = serverAt(s);
+  st[b + AP_BUSY] = st[b + AP_BUSY] + 1u;
+  noteWait(j);
+  st[jb + J_STAGE] = STAGE_SERVER_RUNNING;
+  st[jb + J_REPLICA] = s;
+  st[jb + J_STARTED] = st[sb + G_NOW];
+  var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[jb + J_INDEX], 0u));
+  if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
+  heapPush(st[sb + G_NOW] + service, EV_SERVICE_DONE, j, st[jb + J_GEN]);
+}
+
+fn serverArrive(j: u32) {
+  let jb = jobAt(j);
+  st[jb + J_ENQUEUED] = st[sb + G_NOW];
+  if (st[jb + J_COUNTED] != 0u) { count(R_QUEUED); }
+  let s = serverFree();
+  if (s != NONE && st[sb + G_SERVER_Q_LEN] == 0u) {
+    serviceStart(j, s);
+    return;
+  }
+  st[jb + J_STAGE] = STAGE_SERVER_QUEUED;
+  queuePush(sb + G_SERVER_Q_HEAD, j);
+}
+
+/** A server slot came free (or came back): start queued jobs while slots allow. */
+fn serverDispatch() {
+  while (st[sb + G_SERVER_Q_LEN] > 0u) {
+    let s = serverFree();
+    if (s == NONE) { return; }
+    let j = st[sb + G_SERVER_Q_HEAD];
+    queueUnlink(sb + G_SERVER_Q_HEAD, j);
+    serviceStart(j, s);
+  }
+}
+
+/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
+fn serviceEnd(j: u32) {
+  let jb = jobAt(j);
+  let b = serverAt(st[jb + J_REPLICA]);
+  st[b + AP_BUSY] = st[b + AP_BUSY] - 1u;
+  noteBusy(st[jb + J_STARTED], st[sb + G_NOW], 1u);
+}
+
+// ---- arrivals and deadlines -------------------------------------------------------------------
+
+fn arrivalNext() {
+  let now = st[sb + G_NOW];
+  let index = st[sb + G_NEXT_INDEX];
+  let burst = now >= pr[P_BURST_FROM] && now < pr[P_BURST_TO];
+  let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
+  let at = now + gap;
+  if (at < pr[P_ARRIVAL_END]) { heapPush(at, EV_ARRIVAL, 0u, 0u); }
+  else { st[sb + G_ARRIVALS_DONE] = 1u; }
+}
+
+/** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
+fn arrival() {
+  let now = st[sb + G_NOW];
+  let index = st[sb + G_NEXT_INDEX];
+  st[sb + G_NEXT_INDEX] = index + 1u;
+  let counted = select(0u, 1u, now >= pr[P_WARMUP] && now < pr[P_MEASURE_END]);
+  if (counted != 0u) { count(R_ARRIVALS); }
+  arrivalNext();
+  var app = 0u;
+  if (pr[P_KIND] != KIND_JOB) {
+    app = NONE;
+    for (var i = 0u; i < pr[P_APP_REPLICAS]; i++) {
+      let a = (st[sb + G_APP_RR] + i) % pr[P_APP_REPLICAS];
+      if (st[appAt(a) + AP_STATUS] == STATUS_ALIVE) {
+        app = a;
+        break;
+      }
+    }
+    if (app != NONE) { st[sb + G_APP_RR] = app + 1u; }
+    let full = app == NONE || st[appAt(app) + AP_BUSY] >= pr[P_APP_SLOTS];
+    if (full || (pr[P_KIND] == KIND_TASK && st[sb + G_ORCH_BUSY] >= pr[P_ORCH_SLOTS])) {
+      if (counted != 0u) { count(R_REJECTED); }
+      return;
+    }
+  }
+  let j = jobAlloc();
+  if (j == NONE) { return; }
+  let jb = jobAt(j);
+  st[jb + J_STAGE] = STAGE_AT_ROUTER;
+  st[jb + J_ARRIVAL] = now;
+  st[jb + J_INDEX] = index;
+  st[jb + J_COUNTED] = counted;
+  st[jb + J_APP] = app;
+  st[jb + J_STEP] = 0u;
+  st[jb + J_ENTRY] = NONE;
+  st[jb + J_RESERVED] = 0u;
+  st[jb + J_RETRIES] = pr[P_RETRIES];
+  st[jb + J_PREFIX] = 0u;
+  st[jb + J_DEADLINE] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
+  inSystem(1);
+  if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[jb + J_GEN]); }
+  if (pr[P_KIND] == KIND_JOB) {
+    serverArrive(j);
+    return;
+  }
+  st[appAt(app) + AP_BUSY] = st[appAt(app) + AP_BUSY] + 1u;
+  var hops = pr[P_LB_OVERHEAD] + pr[P_APP_OVERHEAD] + pr[P_ROUTER_OVERHEAD];
+  if (pr[P_KIND] == KIND_TASK) {
+    st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] + 1u;
+    st[jb + J_CONTEXT] = pr[P_SYSTEM_TOKENS];
+    st[jb + J_PREFIX] = 1u;
+    hops += pr[P_ORCH_OVERHEAD];
+  } else {
+    requestShape(j);
+  }
+  heapPush(now + hops, EV_ROUTE, j, st[jb + J_GEN]);
+}
+
+/** A single call's prompt: a shared prefix and a suffix, or a unique prompt. */
+fn requestShape(j: u32) {
+  let jb = jobAt(j);
+  let index = st[jb + J_INDEX];
+  let shares = (random(STREAM_SHAPE, index, 0u) >> 1u) < pr[P_SHARE];
+  if (shares) {
+    let pick = random(STREAM_SHAPE, index, 1u) >> 1u;
+    var p = 0u;
+    while (p + 1u < pr[P_N_PREFIXES] && pick >= pr[pr[P_OFF_PREFIXES] + p * PREFIX_WORDS]) { p += 1u; }
+    st[jb + J_PREFIX] = p + 1u;
+    st[jb + J_PROMPT] = prefixTokens(p) + sample(P_T_SUFFIX, random(STREAM_SHAPE, index, 2u));
+  } else {
+    st[jb + J_PROMPT] = sample(P_T_UNIQUE, random(STREAM_SHAPE, index, 2u));
+  }
+  st[jb + J_PROMPT] = max(1u, st[jb + J_PROMPT]);
+  st[jb + J_OUTPUT] = max(1u, sample(P_T_OUTPUT, random(STREAM_SHAPE, index, 3u)));
+}
+
+fn prefixTokens(p: u32) -> u32 {
+  return pr[pr[P_OFF_PREFIXES] + p * PREFIX_WORDS + 1u];
+}
+
+/** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */
+fn jobDetach(j: u32) {
+  let jb = jobAt(j);
+  let stage = st[jb + J_STAGE];
+  let r = st[jb + J_REPLICA];
+  if (stage == STAGE_GPU_QUEUED) {
+    queueUnlink(replicaAt(r) + RP_Q_HEAD, j);
+    replicaUnload(r, j);
+  } else if (stage == STAGE_GPU_RUNNING) {
+    replicaRelease(r, j);
+    replicaTouch(r);
+  } else if (stage == STAGE_TOOL_QUEUED) {
+    queueUnlink(sb + G_TOOL_Q_HEAD, j);
+  } else if (stage == STAGE_TOOL_RUNNING) {
+    toolFreed();
+  } else if (stage == STAGE_SERVER_QUEUED) {
+    queueUnlink(sb + G_SERVER_Q_HEAD, j);
+  } else if (stage == STAGE_SERVER_RUNNING) {
+    serviceEnd(j);
+    serverDispatch();
+  }
+}
+
+// ---- scenario windows ---------------------------------------------------------------------------
+
+fn failureWord(f: u32, field: u32) -> u32 {
+  return pr[pr[P_OFF_FAILURES] + f * FAILURE_WORDS + field];
+}
+
+/** Every job held by a dead app replica (or server replica) fails: its connections reset. */
+fn failHeldJobs(tgt: u32, replica: u32) {
+  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
+    let jb = jobAt(j);
+    let stage = st[jb + J_STAGE];
+    if (stage == STAGE_FREE) { continue; }
+    let held = select(
+      stage == STAGE_SERVER_RUNNING && st[jb + J_REPLICA] == replica,
+      st[jb + J_APP] == replica,
+      tgt == TARGET_APP,
+    );
+    if (held) {
+      jobDetach(j);
+      jobFail(j, R_DIED);
+    }
+  }
+}
+
+fn failureStart(f: u32) {
+  let tgt = failureWord(f, FAILURE_TARGET);
+  let replica = failureWord(f, FAILURE_REPLICA);
+  let hang = failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG;
+  if (tgt == TARGET_GPU) {
+    st[replicaAt(replica) + RP_STATUS] = select(STATUS_DEAD, STATUS_HUNG, hang);
+    if (hang) { replicaHang(replica); }
+    else { replicaReset(replica); }
+  } else if (tgt == TARGET_APP) {
+    st[appAt(replica) + AP_STATUS] = STATUS_DEAD;
+    failHeldJobs(tgt, replica);
+  } else if (tgt == TARGET_SERVER) {
+    st[serverAt(replica) + AP_STATUS] = STATUS_DEAD;
+    failHeldJobs(tgt, replica);
+  }
+}
+
+/** The health check finds a hung replica: the router marks it down and its calls fail. */
+fn failureDetect(f: u32) {
+  let replica = failureWord(f, FAILURE_REPLICA);
+  let rb = replicaAt(replica);
+  if (st[rb + RP_STATUS] != STATUS_HUNG) { return; }
+  st[rb + RP_STATUS] = STATUS_DEAD;
+  st[rb + RP_DOWN] = 1u;
+  replicaReset(replica);
+}
+
+/** The replica comes back, empty, and the router sends to it again. */
+fn failureEnd(f: u32) {
+  let tgt = failureWord(f, FAILURE_TARGET);
+  let replica = failureWord(f, FAILURE_REPLICA);
+  if (tgt == TARGET_GPU) {
+    let rb = replicaAt(replica);
+    st[rb + RP_STATUS] = STATUS_ALIVE;
+    st[rb + RP_DOWN] = 0u;
+  } else if (tgt == TARGET_APP) {
+    st[appAt(replica) + AP_STATUS] = STATUS_ALIVE;
+  } else if (tgt == TARGET_SERVER) {
+    st[serverAt(replica) + AP_STATUS] = STATUS_ALIVE;
+    serverDispatch();
+  }
+}
+
+/** The slowdown starts or ends: running GPU batches re-plan at their next boundary. */
+fn slowChange(on: u32) {
+  st[sb + G_SLOW] = on;
+  if (pr[P_SLOW_TARGET] != TARGET_GPU) { return; }
+  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { replicaTouch(r); }
+}
+
+// ---- the event loop ---------------------------------------------------------------------------
+
+fn jobEventLive() -> bool {
+  return st[jobAt(evId) + J_GEN] == evTag && st[jobAt(evId) + J_STAGE] != STAGE_FREE;
+}
+
+fn handleEvent() {
+  if (evKind == EV_ARRIVAL) {
+    arrival();
+  } else if (evKind == EV_DEADLINE) {
+    if (jobEventLive()) {
+      jobDetach(evId);
+      jobFail(evId, R_TIMED_OUT);
+    }
+  } else if (evKind == EV_ROUTE) {
+    if (jobEventLive()) { routeCall(evId); }
+  } else if (evKind == EV_REPLICA) {
+    if (st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
+  } else if (evKind == EV_TOOL_DONE) {
+    if (jobEventLive()) { toolDone(evId); }
+  } else if (evKind == EV_SERVICE_DONE) {
+    if (jobEventLive()) {
+      serviceEnd(evId);
+      jobSucceed(evId);
+      serverDispatch();
+    }
+  } else if (evKind == EV_SLOW_START) {
+    slowChange(1u);
+  } else if (evKind == EV_SLOW_END) {
+    slowChange(0u);
+  } else if (evKind == EV_FAIL_START) {
+    failureStart(evId);
+  } else if (evKind == EV_FAIL_DETECT) {
+    failureDetect(evId);
+  } else if (evKind == EV_FAIL_END) {
+    failureEnd(evId);
+  }
+}
+
+/** Processes every event before `until` (microseconds); returns whether the instance is done. */
+fn advanceInstance(until: u32) -> bool {
+  while (st[sb + G_DONE] == 0u && st[sb + G_HEAP_LEN] > 0u && st[heapAt(0u)] < until) {
+    heapPop();
+    st[sb + G_NOW] = evTime;
+    add64(R_EVENTS, 1u);
+    handleEvent();
+    if (st[sb + G_ARRIVALS_DONE] != 0u && st[sb + G_LIVE] == 0u) { st[sb + G_DONE] = 1u; }
+  }
+  if (st[sb + G_HEAP_LEN] == 0u) { st[sb + G_DONE] = 1u; }
+  return st[sb + G_DONE] != 0u;
+}
+
+/** An empty system at time 0: free lists, replicas up, the first arrival and the windows. */
+fn initInstance(seed: u32, instance: u32) {
+  for (var i = sb; i < sb + pr[P_STATE_WORDS]; i++) { st[i] = 0u; }
+  st[sb + G_KEY] = instanceKey(seed, instance);
+  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
+    st[jobAt(j) + J_NEXT] = select(NONE, j + 1u, j + 1u < pr[P_JOB_CAP]);
+  }
+  st[sb + G_FREE_JOB] = select(NONE, 0u, pr[P_JOB_CAP] > 0u);
+  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { st[replicaAt(r) + RP_EVENT_AT] = NONE; }
+  arrivalNext();
+  if (pr[P_SLOW_TARGET] != TARGET_NONE) {
+    heapPush(pr[P_SLOW_FROM], EV_SLOW_START, 0u, 0u);
+    heapPush(pr[P_SLOW_TO], EV_SLOW_END, 0u, 0u);
+  }
+  for (var f = 0u; f < pr[P_N_FAILURES]; f++) {
+    heapPush(failureWord(f, FAILURE_FROM), EV_FAIL_START, f, 0u);
+    if (failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG) { heapPush(failureWord(f, FAILURE_DETECT_AT), EV_FAIL_DETECT, f, 0u); }
+    heapPush(failureWord(f, FAILURE_TO), EV_FAIL_END, f, 0u);
+  }
+}
+
+// ---- entry points ---------------------------------------------------------------------------------
+
+// The bindings above are simulate.ts's EngineBuffers; an instance's slot picks its base.
+fn bind(slot: u32) {
+  sb = slot * pr[P_STATE_WORDS];
+}
+
+/** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */
+fn init(slot: u32, seed: u32, instance: u32) {
+  bind(slot);
+  initInstance(seed, instance);
+}
+
+/** Advances the instance at `slot` through every event before `until`; true when it is done. */
+fn advance(slot: u32, until: u32) -> bool {
+  bind(slot);
+  return advanceInstance(until);
+}

@@ -1,0 +1,97 @@
+/**
+ * The command table of `servesim` and its error policy. main.ts runs it with the real modules
+ * and the process's streams; tests run it with doubles.
+ */
+import { Command, CommanderError } from 'commander';
+import { ServesimError } from '../errors.js';
+import {
+  EXIT,
+  formatOption,
+  simulationOptions,
+  type SimulationOptionValues,
+} from './options.js';
+import { runCommand, type CliDeps, type CliIo } from './run-command.js';
+import { packageVersion } from './version.js';
+
+export type { CliDeps, CliIo } from './run-command.js';
+
+/**
+ * The commander program. Every command gets `-h, --help`; the root has `-V, --version`.
+ * Actions report their exit status through `setExit`.
+ */
+export function buildProgram(deps: CliDeps, io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command('servesim')
+    .description('Monte Carlo simulation of LLM-serving designs: which design meets its goals')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showSuggestionAfterError()
+    // errors come back to main() as exceptions, so the exit status is decided in one place
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+      // one prefix for every error, commander's and ours
+      outputError: (text, write) => write(text.replace(/^error: /, 'servesim: ')),
+    });
+
+  const run = program
+    .command('run')
+    .description(
+      "simulate each problem's cases over many seeds and report which pass; " +
+        'exits 0 whether cases pass or fail',
+    )
+    .argument('<problem...>', 'problem files (YAML or JSON)');
+  for (const option of simulationOptions()) run.addOption(option);
+  run
+    .addOption(formatOption())
+    .addHelpText(
+      'after',
+      '\nOutput goes to stdout, progress and the engine used to stderr. With several problems,\n' +
+        'tables follow each other, JSON is an array and CSV gains a leading problem column.\n\n' +
+        'Examples:\n' +
+        '  servesim run problems/hot-prefix.yaml\n' +
+        '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
+        '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv',
+    )
+    .action(async (files: string[], opts: SimulationOptionValues) => {
+      setExit(await runCommand(files, opts, deps, io));
+    });
+
+  return program;
+}
+
+/**
+ * Parses `argv` (as process.argv: node, script, args...) and runs the command; resolves to the
+ * exit status: 0 done (cases may still FAIL), 1 a bug (stack printed), 2 a usage or input error
+ * (`servesim: <message>`), 130 cancelled.
+ */
+export async function main(argv: readonly string[], deps: CliDeps, io: CliIo): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(deps, io, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync([...argv]);
+    return code;
+  } catch (err) {
+    return reportError(err, io);
+  }
+}
+
+/** The exit status of an error, after printing what the user needs to see. */
+export function reportError(err: unknown, io: Pick<CliIo, 'stderr'>): number {
+  if (err instanceof CommanderError) {
+    // commander has printed its message (or the help, or the version) already
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (err instanceof ServesimError) {
+    if (err.code === 'SERVESIM_CANCELLED') {
+      io.stderr.write('cancelled\n');
+      return EXIT.cancelled;
+    }
+    io.stderr.write(`servesim: ${err.message}\n`);
+    return EXIT.usage;
+  }
+  io.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return EXIT.internal;
+}

@@ -1,0 +1,117 @@
+/**
+ * `servesim run PROBLEM...`: simulate each problem's cases and print one table (or JSON, CSV)
+ * per problem. Failing a goal is a result, not an error: the exit status is 0 either way.
+ */
+import type { Problem, Scenario } from '../model/problem.js';
+import { formatCsv, formatJson, formatTable } from '../report/format.js';
+import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
+import { EXIT, type SimulationOptionValues } from './options.js';
+import { createProgressReporter, type ProgressStream } from './progress.js';
+
+/** What the commands need from the rest of servesim; main.ts passes the real modules. */
+export interface CliDeps {
+  loadProblem(path: string, overrides?: readonly string[]): Problem | Promise<Problem>;
+  selectCases(problem: Problem, names: readonly string[] | 'all'): readonly Scenario[];
+  runProblem(problem: Problem, options: RunOptions): Promise<RunResult>;
+}
+
+/** Where the commands write, and how they hear Ctrl-C; main.ts passes the process's. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: ProgressStream;
+  /** Calls `handler` on Ctrl-C until the returned function is called. */
+  onInterrupt(handler: () => void): () => void;
+}
+
+/** Runs the `run` command; resolves to the exit status. Input errors are thrown. */
+export async function runCommand(
+  files: readonly string[],
+  opts: SimulationOptionValues,
+  deps: CliDeps,
+  io: CliIo,
+): Promise<number> {
+  // load and check every file before simulating any: a typo in the last one fails at once
+  const plans: { problem: Problem; caseNames: readonly string[] | undefined }[] = [];
+  for (const file of files) {
+    const problem = await deps.loadProblem(file, opts.set ?? []);
+    const wanted = opts.case ?? 'all';
+    const selected = deps.selectCases(problem, wanted);
+    plans.push({ problem, caseNames: wanted === 'all' ? undefined : selected.map((s) => s.name) });
+  }
+
+  const controller = new AbortController();
+  const release = io.onInterrupt(() => controller.abort());
+  const results: RunResult[] = [];
+  try {
+    for (const [i, { problem, caseNames }] of plans.entries()) {
+      const progress = createProgressReporter(io.stderr, { label: problem.id });
+      let result: RunResult;
+      try {
+        result = await deps.runProblem(problem, {
+          ...(caseNames === undefined ? {} : { caseNames }),
+          seeds: opts.seeds,
+          baseSeed: opts.seed ?? problem.seed,
+          engine: opts.engine,
+          signal: controller.signal,
+          onProgress: progress.onProgress,
+        });
+      } finally {
+        progress.stop();
+      }
+      if (controller.signal.aborted) break;
+      io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
+      results.push(result);
+      writeResult(result, i, plans.length, opts, io);
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  } finally {
+    release();
+  }
+
+  if (controller.signal.aborted) {
+    io.stderr.write('cancelled\n');
+    return EXIT.cancelled;
+  }
+  if (opts.format === 'json') {
+    io.stdout.write(formatJson(results.length === 1 && files.length === 1 ? results[0]! : results));
+  }
+  return EXIT.ok;
+}
+
+/** Tables and CSV stream out per problem; JSON waits for all (one document). */
+function writeResult(
+  result: RunResult,
+  index: number,
+  count: number,
+  opts: SimulationOptionValues,
+  io: CliIo,
+): void {
+  const { problem, rows, meta } = result;
+  if (opts.format === 'table') {
+    if (index > 0) io.stdout.write('\n');
+    io.stdout.write(
+      formatTable(rows, problem.goals, {
+        ...meta,
+        engine: describeEngine(meta),
+        adapter: null,
+        title: problem.title,
+        confidence: problem.confidence,
+      }),
+    );
+  } else if (opts.format === 'csv') {
+    // several problems share one CSV: a leading problem column, one header
+    io.stdout.write(
+      formatCsv(rows, count > 1 ? { problem: problem.id, header: index === 0 } : {}),
+    );
+  }
+}
+
+/** "pool (2 threads)", "gpu (NVIDIA H200)": what ran, for stderr and the table header. */
+export function describeEngine(meta: RunMeta): string {
+  const details: string[] = [];
+  const { threads } = meta;
+  if (threads !== undefined) details.push(`${threads} thread${threads === 1 ? '' : 's'}`);
+  if (meta.adapter) details.push(meta.adapter);
+  return details.length === 0 ? meta.engine : `${meta.engine} (${details.join(', ')})`;
+}

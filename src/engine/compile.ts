@@ -1,0 +1,240 @@
+/**
+ * Compiles a typed problem and one scenario into the engines' flat input: a u32 parameter
+ * block, the inverse-CDF tables, and the size of one instance's state. Every capacity the
+ * engines use is sized here from the configuration; an instance that outgrows one stops with
+ * an error code rather than dropping work (see `ERR` in layout.ts).
+ */
+import type { Distribution, Problem, Scenario, Target } from '../model/problem.js';
+import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
+import { ServesimError } from '../errors.js';
+import {
+  APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, JOB_WORDS,
+  KIND, P, PARAM_SCALARS, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
+  TABLE_WORDS, TARGET,
+} from './layout.js';
+import { pcg } from './rng.js';
+import { buildTable } from './tables.js';
+
+export interface EngineConfig {
+  readonly params: Uint32Array;
+  readonly tables: Uint32Array;
+  /** Words of one instance's state record (result included). */
+  readonly stateWords: number;
+  /** Where the result record starts in the state, and its length. */
+  readonly resultOffset: number;
+  readonly resultWords: number;
+  readonly gpuReplicas: number;
+  /** Servers (or GPU replicas) x measured window, for utilisation. */
+  readonly capacityMicros: number;
+  readonly measuredMicros: number;
+  /** Arrivals end + deadline: when a run with a timeout has certainly resolved everything. */
+  readonly horizonMicros: number;
+  readonly scenario: string;
+}
+
+const TWO_31 = 0x80000000;
+const POLICY_CODE = {
+  'round-robin': POLICY.ROUND_ROBIN,
+  random: POLICY.RANDOM,
+  'least-loaded': POLICY.LEAST_LOADED,
+  'prefix-affinity': POLICY.PREFIX_AFFINITY,
+  'bounded-affinity': POLICY.BOUNDED_AFFINITY,
+  'cache-aware': POLICY.CACHE_AWARE,
+} as const;
+const TARGET_CODE: Record<Target, number> = {
+  gpu: TARGET.GPU,
+  server: TARGET.SERVER,
+  tools: TARGET.TOOLS,
+  app: TARGET.APP,
+};
+/** Most cache entries a replica may index; a configuration needing more is refused. */
+export const MAX_CACHE_ENTRIES = 4096;
+const U32_LIMIT = 0xffffffff;
+
+/** An upper bound on a Poisson count with this mean that is exceeded with negligible odds. */
+function poissonBound(mean: number): number {
+  return Math.ceil(mean + 8 * Math.sqrt(mean) + 16);
+}
+
+export function compile(problem: Problem, scenario: Scenario): EngineConfig {
+  const { traffic, workload } = problem;
+  const tables: Uint32Array[] = [];
+  const table = (dist: Distribution): number => {
+    tables.push(buildTable(dist));
+    return tables.length - 1;
+  };
+  const p = new Uint32Array(PARAM_SCALARS);
+  const extra: number[] = [];
+  const section = (words: readonly number[]): number => {
+    const offset = PARAM_SCALARS + extra.length;
+    extra.push(...words);
+    return offset;
+  };
+
+  const kind = workload.kind === 'request' ? KIND.REQUEST : workload.kind === 'task' ? KIND.TASK : KIND.JOB;
+  const measureEnd = traffic.warmup + traffic.duration;
+  p[P.KIND] = kind;
+  p[P.WARMUP] = traffic.warmup;
+  p[P.MEASURE_END] = measureEnd;
+  p[P.ARRIVAL_END] = measureEnd;
+
+  const rate = traffic.rate * scenario.rateScale;
+  const burstScale = scenario.burst?.scale ?? 1;
+  p[P.T_INTERARRIVAL] = table({ kind: 'exponential', mean: 1e6 / rate });
+  p[P.T_BURST_INTERARRIVAL] = table({ kind: 'exponential', mean: 1e6 / (rate * burstScale) });
+  p[P.BURST_FROM] = scenario.burst?.from ?? 0;
+  p[P.BURST_TO] = scenario.burst?.to ?? 0;
+  const peakRatePerMicro = (rate * Math.max(1, burstScale)) / 1e6;
+
+  const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
+  p[P.TIMEOUT] = timeout;
+  let jobCap: number;
+  let inflightMicros = timeout;
+
+  if (workload.kind === 'request') {
+    p[P.SHARE] = Math.round(workload.share * TWO_31);
+    p[P.N_PREFIXES] = workload.prefixes.length;
+    const totalWeight = workload.prefixes.reduce((s, x) => s + x.weight, 0);
+    let cumulative = 0;
+    const words: number[] = [];
+    workload.prefixes.forEach((prefix, i) => {
+      cumulative += prefix.weight;
+      const last = i === workload.prefixes.length - 1;
+      words.push(last ? TWO_31 : Math.round((cumulative / totalWeight) * TWO_31), prefix.tokens);
+    });
+    p[P.OFF_PREFIXES] = section(words);
+    p[P.T_SUFFIX] = table(workload.suffix);
+    p[P.T_UNIQUE] = table(workload.unique);
+    p[P.T_OUTPUT] = table(workload.output);
+  } else if (workload.kind === 'task') {
+    p[P.SYSTEM_TOKENS] = workload.system;
+    p[P.T_INPUT] = table(workload.input);
+    p[P.T_OUTPUT] = table(workload.output);
+  }
+
+  const { lb, app, orchestrator, router, gpu, tools, server } = problem;
+  if (kind !== KIND.JOB) {
+    if (!lb || !app || !router || !gpu) throw new Error(`${problem.id}: a ${workload.kind} workload needs lb, app, router and gpu`);
+    p[P.LB_OVERHEAD] = lb.overhead;
+    p[P.APP_REPLICAS] = app.replicas;
+    p[P.APP_SLOTS] = app.slots;
+    p[P.APP_OVERHEAD] = app.overhead;
+    p[P.ROUTER_SLOTS] = router.slots;
+    p[P.ROUTER_OVERHEAD] = router.overhead;
+    p[P.POLICY] = POLICY_CODE[router.policy];
+    p[P.BOUNDED_LOAD_MILLI] = Math.round(router.boundedLoad * 1000);
+    p[P.ALPHA_MILLI] = Math.round(router.alpha * 1000);
+    p[P.RETRIES] = router.retries;
+    const ring: [number, number][] = [];
+    for (let r = 0; r < gpu.replicas; r++) {
+      for (let v = 0; v < router.virtualNodes; v++) ring.push([pcg((pcg(r + 1) ^ Math.imul(v, 0x9e3779b9)) >>> 0), r]);
+    }
+    ring.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    p[P.RING_LEN] = ring.length;
+    p[P.OFF_RING] = section(ring.flat());
+    p[P.GPU_REPLICAS] = gpu.replicas;
+    p[P.GPU_SLOTS] = gpu.slots;
+    p[P.KV_TOKENS] = gpu.kvTokens;
+    p[P.ITER_BASE] = gpu.profile.base;
+    p[P.ITER_PER_SEQ] = gpu.profile.perSeq;
+    const nsPerToken = Math.round(1e6 / gpu.profile.prefillRate);
+    if (nsPerToken * gpu.profile.chunk > U32_LIMIT) {
+      throw new ServesimError('SERVESIM_PROBLEM_INVALID', `chunk x (1e6 / prefillRate) must stay below 2^32 (got ${nsPerToken * gpu.profile.chunk})`, 'gpu.profile');
+    }
+    p[P.PREFILL_NS_PER_TOKEN] = nsPerToken;
+    p[P.CHUNK] = gpu.profile.chunk;
+    const smallestEntry = workload.kind === 'request'
+      ? Math.min(...workload.prefixes.map((x) => x.tokens))
+      : workload.kind === 'task' ? workload.system : gpu.kvTokens;
+    const cacheCap = Math.floor(gpu.kvTokens / Math.max(1, smallestEntry)) + gpu.slots + 2;
+    if (cacheCap > MAX_CACHE_ENTRIES) {
+      throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${MAX_CACHE_ENTRIES}`, 'gpu.kvTokens');
+    }
+    p[P.CACHE_CAP] = cacheCap;
+    const overheads = lb.overhead + app.overhead + router.overhead + (orchestrator?.overhead ?? 0);
+    inflightMicros = timeout + overheads;
+    jobCap = Math.min(app.replicas * app.slots, poissonBound(peakRatePerMicro * inflightMicros));
+    if (kind === KIND.TASK) {
+      if (!orchestrator || !tools) throw new Error(`${problem.id}: a task workload needs orchestrator and tools`);
+      p[P.ORCH_SLOTS] = orchestrator.slots;
+      p[P.ORCH_OVERHEAD] = orchestrator.overhead;
+      p[P.STEPS] = orchestrator.steps;
+      p[P.TOOL_SLOTS] = tools.slots;
+      p[P.T_TOOL] = table(tools.latency);
+      jobCap = Math.min(jobCap, orchestrator.slots);
+    }
+  } else {
+    if (!server) throw new Error(`${problem.id}: a job workload needs server`);
+    p[P.SERVER_REPLICAS] = server.replicas;
+    p[P.SERVER_SLOTS] = server.slots;
+    p[P.T_SERVICE] = table(server.service);
+    // a stable queue rarely holds more than a few hundred; an unstable one fails loudly
+    jobCap = 8 * server.replicas * server.slots + 256;
+    if (timeout > 0) jobCap = Math.min(jobCap, poissonBound(peakRatePerMicro * timeout));
+  }
+  p[P.JOB_CAP] = jobCap;
+
+  const slow = scenario.slowdown;
+  p[P.SLOW_TARGET] = slow ? TARGET_CODE[slow.target] : TARGET.NONE;
+  p[P.SLOW_FACTOR_MILLI] = slow ? Math.round(slow.factor * 1000) : 1000;
+  p[P.SLOW_FROM] = slow?.from ?? 0;
+  p[P.SLOW_TO] = slow?.to ?? 0;
+
+  p[P.N_FAILURES] = scenario.failures.length;
+  const failureWords: number[] = [];
+  for (const f of scenario.failures) {
+    const w = new Array<number>(FAILURE_WORDS).fill(0);
+    w[FAILURE.TARGET] = TARGET_CODE[f.target];
+    w[FAILURE.REPLICA] = f.replica;
+    w[FAILURE.MODE] = f.mode === 'hang' ? FAIL_MODE.HANG : FAIL_MODE.RESET;
+    w[FAILURE.FROM] = f.from;
+    w[FAILURE.TO] = f.to;
+    w[FAILURE.DETECT_AT] = f.mode === 'hang' ? Math.min(f.to, f.from + f.detectAfter) : f.from;
+    failureWords.push(...w);
+  }
+  p[P.OFF_FAILURES] = section(failureWords);
+
+  // Heap: one deadline per arrival still inside its timeout (stale ones included), at most
+  // two more events per job, a boundary (and stale ones) per replica, the window events.
+  const deadlines = timeout > 0 ? poissonBound(peakRatePerMicro * inflightMicros) : 0;
+  const gpuReplicas = gpu?.replicas ?? 0;
+  p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
+
+  const gpuSlots = gpu?.slots ?? 0;
+  p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + gpuSlots + p[P.CACHE_CAP]! * ENTRY_WORDS : 0;
+  let offset = HEADER_WORDS;
+  p[P.OFF_REPLICAS] = offset;
+  offset += gpuReplicas * p[P.REPLICA_STRIDE]!;
+  p[P.OFF_APPS] = offset;
+  offset += (app?.replicas ?? 0) * APP_WORDS;
+  p[P.OFF_SERVERS] = offset;
+  offset += (server?.replicas ?? 0) * APP_WORDS;
+  p[P.OFF_JOBS] = offset;
+  offset += jobCap * JOB_WORDS;
+  p[P.OFF_HEAP] = offset;
+  offset += p[P.HEAP_CAP]! * HEAP_WORDS;
+  p[P.OFF_RESULT] = offset;
+  p[P.OFF_CALLS] = offset + RESULT_SCALARS;
+  p[P.OFF_HIST] = p[P.OFF_CALLS]! + gpuReplicas;
+  const stateWords = p[P.OFF_HIST]! + HISTOGRAM_BUCKETS;
+  p[P.STATE_WORDS] = stateWords;
+
+  const params = new Uint32Array(PARAM_SCALARS + extra.length);
+  params.set(p);
+  params.set(extra, PARAM_SCALARS);
+  const allTables = new Uint32Array(tables.length * TABLE_WORDS);
+  tables.forEach((t, i) => allTables.set(t, i * TABLE_WORDS));
+  const servers = server ? server.replicas * server.slots : gpuReplicas;
+  return {
+    params,
+    tables: allTables,
+    stateWords,
+    resultOffset: p[P.OFF_RESULT]!,
+    resultWords: stateWords - p[P.OFF_RESULT]!,
+    gpuReplicas,
+    capacityMicros: servers * traffic.duration,
+    measuredMicros: traffic.duration,
+    horizonMicros: measureEnd + inflightMicros,
+    scenario: scenario.name,
+  };
+}

@@ -1,0 +1,1181 @@
+/**
+ * The reference engine: one simulation instance of MODEL.md, event by event, on a flat u32
+ * state record. kernels/simulate.wgsl is the same program in WGSL: same functions, same
+ * order, same names (a reader can put the two side by side). Rules that keep them equal:
+ * only u32 arithmetic (`>>> 0`, Math.imul, split multiplies), no allocation, no floats, and
+ * every capacity sized by compile.ts (an overflow sets ERROR and stops the instance).
+ *
+ * Time is integer microseconds. Between two events a GPU replica runs identical decode
+ * iterations, so a run of them is one event (MODEL.md: continuous batching, chunked prefill).
+ */
+import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
+import {
+  AP, APP_WORDS, E, ENTRY_WORDS, ERR, EV, FAILURE, FAILURE_WORDS, FAIL_MODE, G, HEAP_WORDS, J,
+  JOB_WORDS, KIND, MODE, P, PHASE, POLICY, PREFIX_WORDS, R, REPLICA_HEADER_WORDS, RING_WORDS, RP,
+  STAGE, STATUS, STREAM, TARGET,
+} from './layout.js';
+import { draw, instanceKey, pcg, sampleTable } from './rng.js';
+
+// The buffers an instance runs on: state (all instances), its base, params and tables.
+let st: Uint32Array = new Uint32Array(0);
+let sb = 0;
+let pr: Uint32Array = new Uint32Array(0);
+let tb: Uint32Array = new Uint32Array(0);
+// The event being handled.
+let evTime = 0;
+let evKind = 0;
+let evId = 0;
+let evTag = 0;
+
+const SESSION_KEY = 0x80000000;
+const NONE = 0xffffffff;
+const SUB_BITS = 6;
+
+// ---- results and arithmetic ----------------------------------------------------------------------------
+
+function result(field: number): number {
+  return sb + pr[P.OFF_RESULT]! + field;
+}
+
+function count(field: number): void {
+  st[result(field)] = st[result(field)]! + 1;
+}
+
+// ---- arithmetic -------------------------------------------------------------------------
+
+/** Adds a u32 to a two-word result counter. */
+function add64(field: number, v: number): void {
+  const at = result(field);
+  const lo = (st[at]! + v) >>> 0;
+  if (lo < st[at]!) st[at + 1] = (st[at + 1]! + 1) >>> 0;
+  st[at] = lo;
+}
+
+/** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
+function mulAdd64(field: number, a: number, b: number): void {
+  const al = a & 0xffff;
+  const ah = a >>> 16;
+  const bl = b & 0xffff;
+  const bh = b >>> 16;
+  const lh = al * bh;
+  const hl = ah * bl;
+  add64(field, al * bl);
+  add64(field, (lh << 16) >>> 0);
+  add64(field, (hl << 16) >>> 0);
+  const hi = result(field) + 1;
+  st[hi] = (st[hi]! + (lh >>> 16) + (hl >>> 16) + ah * bh) >>> 0;
+}
+
+/** floor(a x milli / 1000) without passing 2^32 on the way. */
+function scaleMilli(a: number, milli: number): number {
+  return (Math.floor(a / 1000) * milli + Math.floor(((a % 1000) * milli) / 1000)) >>> 0;
+}
+
+/** Microseconds of [from, to) inside the measured window. */
+function measured(from: number, to: number): number {
+  const lo = Math.max(from, pr[P.WARMUP]!);
+  const hi = Math.min(to, pr[P.MEASURE_END]!);
+  return hi > lo ? hi - lo : 0;
+}
+
+function bucketOf(v: number): number {
+  if (v < 1 << SUB_BITS) return v;
+  const shift = 31 - Math.clz32(v) - SUB_BITS;
+  return (shift + 1) * (1 << SUB_BITS) + ((v >>> shift) & ((1 << SUB_BITS) - 1));
+}
+
+function fail(code: number): void {
+  if (st[sb + G.ERROR] === ERR.NONE) st[sb + G.ERROR] = code;
+  st[sb + G.DONE] = 1;
+}
+
+function random(stream: number, a: number, b: number): number {
+  return draw(st[sb + G.KEY]!, stream, a, b);
+}
+
+function sample(table: number, u: number): number {
+  return sampleTable(tb, pr[table]!, u);
+}
+
+// ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
+
+function heapAt(i: number): number {
+  return sb + pr[P.OFF_HEAP]! + i * HEAP_WORDS;
+}
+
+function heapBefore(a: number, b: number): boolean {
+  return st[a]! < st[b]! || (st[a] === st[b] && st[a + 1]! < st[b + 1]!);
+}
+
+function heapPush(time: number, kind: number, id: number, tag: number): void {
+  const n = st[sb + G.HEAP_LEN]!;
+  if (n >= pr[P.HEAP_CAP]!) {
+    fail(ERR.HEAP_FULL);
+    return;
+  }
+  const seq = st[sb + G.SEQ]!;
+  st[sb + G.SEQ] = seq + 1;
+  let i = n;
+  while (i > 0) {
+    const parent = (i - 1) >>> 1;
+    const pa = heapAt(parent);
+    if (st[pa]! < time || (st[pa] === time && st[pa + 1]! < seq)) break;
+    const at = heapAt(i);
+    st[at] = st[pa]!;
+    st[at + 1] = st[pa + 1]!;
+    st[at + 2] = st[pa + 2]!;
+    st[at + 3] = st[pa + 3]!;
+    i = parent;
+  }
+  const at = heapAt(i);
+  st[at] = time;
+  st[at + 1] = seq;
+  st[at + 2] = ((kind << 24) | id) >>> 0;
+  st[at + 3] = tag;
+  st[sb + G.HEAP_LEN] = n + 1;
+}
+
+/** Removes the earliest event into evTime, evKind, evId, evTag. */
+function heapPop(): void {
+  const top = heapAt(0);
+  evTime = st[top]!;
+  evKind = st[top + 2]! >>> 24;
+  evId = st[top + 2]! & 0xffffff;
+  evTag = st[top + 3]!;
+  const n = st[sb + G.HEAP_LEN]! - 1;
+  st[sb + G.HEAP_LEN] = n;
+  const last = heapAt(n);
+  let i = 0;
+  for (;;) {
+    let child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heapBefore(heapAt(child + 1), heapAt(child))) child += 1;
+    const c = heapAt(child);
+    if (!heapBefore(c, last)) break;
+    const at = heapAt(i);
+    st[at] = st[c]!;
+    st[at + 1] = st[c + 1]!;
+    st[at + 2] = st[c + 2]!;
+    st[at + 3] = st[c + 3]!;
+    i = child;
+  }
+  const at = heapAt(i);
+  st[at] = st[last]!;
+  st[at + 1] = st[last + 1]!;
+  st[at + 2] = st[last + 2]!;
+  st[at + 3] = st[last + 3]!;
+}
+
+// ---- jobs and FIFO queues ---------------------------------------------------------------
+
+function jobAt(j: number): number {
+  return sb + pr[P.OFF_JOBS]! + j * JOB_WORDS;
+}
+
+function jobAlloc(): number {
+  const j = st[sb + G.FREE_JOB]!;
+  if (j === NONE) {
+    fail(ERR.JOBS_FULL);
+    return NONE;
+  }
+  const jb = jobAt(j);
+  st[sb + G.FREE_JOB] = st[jb + J.NEXT]!;
+  st[sb + G.LIVE] = st[sb + G.LIVE]! + 1;
+  return j;
+}
+
+/** Frees a job; its generation moves on, so its pending events go stale. */
+function jobFree(j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.GEN] = (st[jb + J.GEN]! + 1) >>> 0;
+  st[jb + J.STAGE] = STAGE.FREE;
+  st[jb + J.NEXT] = st[sb + G.FREE_JOB]!;
+  st[sb + G.FREE_JOB] = j;
+  st[sb + G.LIVE] = st[sb + G.LIVE]! - 1;
+}
+
+/** A FIFO is three words (head, tail, length) linking jobs through J.NEXT and J.PREV. */
+function queuePush(q: number, j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.NEXT] = NONE;
+  if (st[q + 2] === 0) {
+    st[jb + J.PREV] = NONE;
+    st[q] = j;
+  } else {
+    st[jb + J.PREV] = st[q + 1]!;
+    st[jobAt(st[q + 1]!) + J.NEXT] = j;
+  }
+  st[q + 1] = j;
+  st[q + 2] = st[q + 2]! + 1;
+  if (st[q + 2]! > st[result(R.LONGEST_QUEUE)]!) st[result(R.LONGEST_QUEUE)] = st[q + 2]!;
+}
+
+function queueUnlink(q: number, j: number): void {
+  const jb = jobAt(j);
+  const next = st[jb + J.NEXT]!;
+  const prev = st[jb + J.PREV]!;
+  if (prev === NONE) st[q] = next;
+  else st[jobAt(prev) + J.NEXT] = next;
+  if (next === NONE) st[q + 1] = prev;
+  else st[jobAt(next) + J.PREV] = prev;
+  st[q + 2] = st[q + 2]! - 1;
+}
+
+/** Integrates the number of jobs in the system over the measured window, then changes it. */
+function inSystem(delta: number): void {
+  const now = st[sb + G.NOW]!;
+  mulAdd64(R.IN_SYSTEM_AREA, st[sb + G.IN_SYSTEM]!, measured(st[sb + G.AREA_AT]!, now));
+  st[sb + G.AREA_AT] = now;
+  st[sb + G.IN_SYSTEM] = (st[sb + G.IN_SYSTEM]! + delta) >>> 0;
+}
+
+function noteBusy(from: number, to: number, batch: number): void {
+  const t = measured(from, to);
+  add64(R.BUSY, t);
+  mulAdd64(R.BATCH_AREA, t, batch);
+}
+
+function noteWait(j: number): void {
+  const jb = jobAt(j);
+  if (st[jb + J.COUNTED] === 0) return;
+  const wait = st[sb + G.NOW]! - st[jb + J.ENQUEUED]!;
+  if (wait > 0) count(R.WAITED);
+  add64(R.WAIT_SUM, wait);
+}
+
+// ---- job lifecycle ------------------------------------------------------------------------
+
+function appAt(a: number): number {
+  return sb + pr[P.OFF_APPS]! + a * APP_WORDS;
+}
+
+function serverAt(s: number): number {
+  return sb + pr[P.OFF_SERVERS]! + s * APP_WORDS;
+}
+
+/** Frees the slots a job holds at the app service and the orchestrator, then the job. */
+function jobRelease(j: number): void {
+  const jb = jobAt(j);
+  if (pr[P.KIND] !== KIND.JOB) {
+    const ab = appAt(st[jb + J.APP]!);
+    st[ab + AP.BUSY] = st[ab + AP.BUSY]! - 1;
+  }
+  if (pr[P.KIND] === KIND.TASK) st[sb + G.ORCH_BUSY] = st[sb + G.ORCH_BUSY]! - 1;
+  inSystem(-1);
+  jobFree(j);
+}
+
+function jobSucceed(j: number): void {
+  const jb = jobAt(j);
+  if (st[jb + J.COUNTED] !== 0) {
+    const latency = st[sb + G.NOW]! - st[jb + J.ARRIVAL]!;
+    count(R.SUCCESSES);
+    add64(R.LATENCY_SUM, latency);
+    add64(R.SOJOURN_SUM, latency);
+    const h = sb + pr[P.OFF_HIST]! + bucketOf(latency);
+    st[h] = st[h]! + 1;
+  }
+  jobRelease(j);
+}
+
+/** A job that failed: the caller has already detached it from queues and replicas. */
+function jobFail(j: number, cause: number): void {
+  const jb = jobAt(j);
+  if (st[jb + J.COUNTED] !== 0) {
+    count(cause);
+    add64(R.SOJOURN_SUM, st[sb + G.NOW]! - st[jb + J.ARRIVAL]!);
+  }
+  jobRelease(j);
+}
+
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+
+function replicaAt(r: number): number {
+  return sb + pr[P.OFF_REPLICAS]! + r * pr[P.REPLICA_STRIDE]!;
+}
+
+function runningAt(r: number, i: number): number {
+  return replicaAt(r) + REPLICA_HEADER_WORDS + i;
+}
+
+function entryAt(r: number, e: number): number {
+  return replicaAt(r) + REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]! + e * ENTRY_WORDS;
+}
+
+function cacheFind(r: number, key: number): number {
+  for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
+    if (st[entryAt(r, e) + E.KEY] === key) return e;
+  }
+  return NONE;
+}
+
+/** The prefix key of a job's prompt: its shared prefix (or system prompt), 0 if none. */
+function prefixKey(j: number): number {
+  return st[jobAt(j) + J.PREFIX]!;
+}
+
+/** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
+function cacheBest(r: number, j: number): number {
+  if (pr[P.KIND] === KIND.TASK) {
+    const session = cacheFind(r, (SESSION_KEY | st[jobAt(j) + J.INDEX]!) >>> 0);
+    if (session !== NONE) return session;
+  }
+  const key = prefixKey(j);
+  return key === 0 ? NONE : cacheFind(r, key);
+}
+
+function cachedTokens(r: number, j: number): number {
+  const e = cacheBest(r, j);
+  if (e === NONE) return 0;
+  // at least one prompt token is always computed
+  return Math.min(st[entryAt(r, e) + E.TOKENS]!, st[jobAt(j) + J.PROMPT]! - 1);
+}
+
+function cacheDrop(r: number, e: number): void {
+  const eb = entryAt(r, e);
+  const rb = replicaAt(r);
+  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[eb + E.TOKENS]!;
+  st[eb + E.KEY] = 0;
+  st[eb + E.TOKENS] = 0;
+  st[eb + E.PINS] = 0;
+}
+
+/** Evicts least-recently-used unpinned entries until `need` tokens are free. */
+function cacheMakeRoom(r: number, need: number): boolean {
+  const rb = replicaAt(r);
+  while (pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]! < need) {
+    let victim = NONE;
+    let oldest = NONE;
+    for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
+      const eb = entryAt(r, e);
+      if (st[eb + E.KEY] !== 0 && st[eb + E.PINS] === 0 && (victim === NONE || st[eb + E.LAST]! < oldest)) {
+        victim = e;
+        oldest = st[eb + E.LAST]!;
+      }
+    }
+    if (victim === NONE) return false;
+    cacheDrop(r, victim);
+  }
+  return true;
+}
+
+/** A new entry of `tokens` tokens the caller has already counted in KV_USED. */
+function cacheInsert(r: number, key: number, tokens: number, pins: number): number {
+  const e = cacheFind(r, 0);
+  if (e === NONE) {
+    fail(ERR.CACHE_FULL);
+    return NONE;
+  }
+  const eb = entryAt(r, e);
+  st[eb + E.KEY] = key;
+  st[eb + E.TOKENS] = tokens;
+  st[eb + E.LAST] = st[sb + G.NOW]!;
+  st[eb + E.PINS] = pins;
+  return e;
+}
+
+function cacheUnpin(r: number, j: number): void {
+  const jb = jobAt(j);
+  if (st[jb + J.ENTRY] === NONE) return;
+  const eb = entryAt(r, st[jb + J.ENTRY]!);
+  st[eb + E.PINS] = st[eb + E.PINS]! - 1;
+  st[eb + E.LAST] = st[sb + G.NOW]!;
+  st[jb + J.ENTRY] = NONE;
+}
+
+/** A session's context including this call's output stays cached on the replica. */
+function cacheStoreSession(r: number, j: number): void {
+  const jb = jobAt(j);
+  const key = (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
+  const tokens = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
+  const old = cacheFind(r, key);
+  if (old !== NONE) cacheDrop(r, old);
+  if (!cacheMakeRoom(r, tokens)) return;
+  const rb = replicaAt(r);
+  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + tokens;
+  cacheInsert(r, key, tokens, 0);
+}
+
+// ---- GPU replicas: continuous batching ------------------------------------------------------
+
+/** Takes a job off a replica's batch, freeing its KV reservation and its pin. */
+function replicaRelease(r: number, j: number): void {
+  const rb = replicaAt(r);
+  const jb = jobAt(j);
+  let w = 0;
+  for (let i = 0; i < st[rb + RP.N_RUN]!; i++) {
+    const k = st[runningAt(r, i)]!;
+    if (k !== j) {
+      st[runningAt(r, w)] = k;
+      w += 1;
+    }
+  }
+  st[rb + RP.N_RUN] = w;
+  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
+  st[jb + J.RESERVED] = 0;
+  cacheUnpin(r, j);
+  replicaUnload(r, j);
+}
+
+function replicaUnload(r: number, j: number): void {
+  const rb = replicaAt(r);
+  const jb = jobAt(j);
+  st[rb + RP.LOAD] = st[rb + RP.LOAD]! - 1;
+  st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! - (st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!);
+  st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! - 1;
+}
+
+function iterationTime(decoding: number, prefill: number): number {
+  let t = pr[P.ITER_BASE]! + pr[P.ITER_PER_SEQ]! * decoding + Math.floor((prefill * pr[P.PREFILL_NS_PER_TOKEN]! + 999) / 1000);
+  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.GPU) t = scaleMilli(t, pr[P.SLOW_FACTOR_MILLI]!);
+  return t >>> 0;
+}
+
+function replicaSchedule(r: number, at: number): void {
+  const rb = replicaAt(r);
+  st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
+  st[rb + RP.EVENT_AT] = at;
+  heapPush(at, EV.REPLICA, r, st[rb + RP.GEN]!);
+}
+
+/** The iteration that completes a prompt emits its first token; its prefix becomes shareable. */
+function prefillDone(r: number, j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.PHASE] = PHASE.DECODE;
+  st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
+  const key = prefixKey(j);
+  if (key === 0) return;
+  const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
+  if (st[jb + J.CACHED]! >= tokens || cacheFind(r, key) !== NONE) return;
+  // the prefix's KV moves from this sequence's reservation into a shared entry it pins
+  const e = cacheInsert(r, key, tokens, 1);
+  if (e === NONE) return;
+  st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
+  cacheUnpin(r, j);
+  st[jb + J.ENTRY] = e;
+}
+
+/** A model call finished on replica r: free it there, then the job moves on. */
+function callDone(r: number, j: number): void {
+  const jb = jobAt(j);
+  const rb = replicaAt(r);
+  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
+  st[jb + J.RESERVED] = 0;
+  cacheUnpin(r, j);
+  replicaUnload(r, j);
+  if (pr[P.KIND] === KIND.REQUEST) {
+    jobSucceed(j);
+    return;
+  }
+  cacheStoreSession(r, j);
+  st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
+  if (st[jb + J.STEP]! + 1 >= pr[P.STEPS]!) {
+    jobSucceed(j);
+    return;
+  }
+  toolStart(j);
+}
+
+/**
+ * At an iteration boundary: apply the iterations done since the last one, finish
+ * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
+ */
+function replicaBoundary(r: number): void {
+  const rb = replicaAt(r);
+  const now = st[sb + G.NOW]!;
+  const mode = st[rb + RP.MODE]!;
+  if (mode !== MODE.IDLE) {
+    noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+    const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
+    for (let i = 0; i < st[rb + RP.N_RUN]!; i++) {
+      const jb = jobAt(st[runningAt(r, i)]!);
+      if (st[jb + J.PHASE] === PHASE.DECODE) {
+        st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
+      } else if (st[jb + J.ALLOC]! > 0) {
+        st[jb + J.PREFILL_LEFT] = st[jb + J.PREFILL_LEFT]! - st[jb + J.ALLOC]!;
+        st[jb + J.ALLOC] = 0;
+        if (st[jb + J.PREFILL_LEFT] === 0) prefillDone(r, st[runningAt(r, i)]!);
+      }
+    }
+  }
+  let w = 0;
+  const running = st[rb + RP.N_RUN]!;
+  for (let i = 0; i < running; i++) {
+    const j = st[runningAt(r, i)]!;
+    const jb = jobAt(j);
+    if (st[jb + J.PHASE] === PHASE.DECODE && st[jb + J.OUT_LEFT] === 0) {
+      callDone(r, j);
+    } else {
+      st[runningAt(r, w)] = j;
+      w += 1;
+    }
+  }
+  st[rb + RP.N_RUN] = w;
+  replicaAdmit(r);
+  replicaPlan(r);
+}
+
+function replicaAdmit(r: number): void {
+  const rb = replicaAt(r);
+  const q = rb + RP.Q_HEAD;
+  while (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]! && st[rb + RP.Q_LEN]! > 0) {
+    const j = st[q]!;
+    const jb = jobAt(j);
+    const prompt = st[jb + J.PROMPT]!;
+    if (prompt + st[jb + J.OUTPUT]! > pr[P.KV_TOKENS]!) {
+      // can never fit: the server refuses it rather than block the queue for ever
+      queueUnlink(q, j);
+      replicaUnload(r, j);
+      jobFail(j, R.REJECTED);
+      continue;
+    }
+    const e = cacheBest(r, j);
+    const cached = cachedTokens(r, j);
+    if (e !== NONE) st[entryAt(r, e) + E.PINS] = st[entryAt(r, e) + E.PINS]! + 1;
+    const need = prompt - cached + st[jb + J.OUTPUT]!;
+    if (!cacheMakeRoom(r, need)) {
+      if (e !== NONE) st[entryAt(r, e) + E.PINS] = st[entryAt(r, e) + E.PINS]! - 1;
+      return;
+    }
+    queueUnlink(q, j);
+    noteWait(j);
+    st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
+    st[jb + J.STAGE] = STAGE.GPU_RUNNING;
+    st[jb + J.ENTRY] = e;
+    if (e !== NONE) st[entryAt(r, e) + E.LAST] = st[sb + G.NOW]!;
+    st[jb + J.RESERVED] = need;
+    st[jb + J.CACHED] = cached;
+    st[jb + J.PREFILL_LEFT] = prompt - cached;
+    st[jb + J.OUT_LEFT] = st[jb + J.OUTPUT]!;
+    st[jb + J.PHASE] = PHASE.PREFILL;
+    st[jb + J.ALLOC] = 0;
+    if (st[jb + J.COUNTED] !== 0) {
+      add64(R.PROMPT_TOKENS, prompt);
+      add64(R.CACHED_TOKENS, cached);
+    }
+    st[runningAt(r, st[rb + RP.N_RUN]!)] = j;
+    st[rb + RP.N_RUN] = st[rb + RP.N_RUN]! + 1;
+  }
+}
+
+/** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
+function replicaPlan(r: number): void {
+  const rb = replicaAt(r);
+  const now = st[sb + G.NOW]!;
+  const running = st[rb + RP.N_RUN]!;
+  st[rb + RP.START] = now;
+  st[rb + RP.BATCH] = running;
+  if (running === 0) {
+    st[rb + RP.MODE] = MODE.IDLE;
+    st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
+    return;
+  }
+  let budget = pr[P.CHUNK]!;
+  let decoding = 0;
+  let shortest = NONE;
+  for (let i = 0; i < running; i++) {
+    const jb = jobAt(st[runningAt(r, i)]!);
+    if (st[jb + J.PHASE] === PHASE.DECODE) {
+      decoding += 1;
+      shortest = Math.min(shortest, st[jb + J.OUT_LEFT]!);
+    } else {
+      const alloc = Math.min(budget, st[jb + J.PREFILL_LEFT]!);
+      st[jb + J.ALLOC] = alloc;
+      budget -= alloc;
+    }
+  }
+  const prefill = pr[P.CHUNK]! - budget;
+  if (decoding < running) {
+    st[rb + RP.MODE] = MODE.SINGLE;
+    st[rb + RP.DUR] = iterationTime(decoding, prefill);
+    replicaSchedule(r, now + st[rb + RP.DUR]!);
+    return;
+  }
+  st[rb + RP.MODE] = MODE.RUN;
+  st[rb + RP.DUR] = iterationTime(decoding, 0);
+  replicaSchedule(r, now + shortest * st[rb + RP.DUR]!);
+}
+
+/**
+ * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
+ * replica starts at once; a prefill iteration ends at its boundary anyway.
+ */
+function replicaTouch(r: number): void {
+  const rb = replicaAt(r);
+  if (st[rb + RP.STATUS] !== STATUS.ALIVE) return;
+  const now = st[sb + G.NOW]!;
+  const mode = st[rb + RP.MODE]!;
+  if (mode === MODE.IDLE) {
+    replicaBoundary(r);
+    return;
+  }
+  if (mode !== MODE.RUN) return;
+  const start = st[rb + RP.START]!;
+  const dur = st[rb + RP.DUR]!;
+  const next = start + Math.floor((now - start + dur - 1) / dur) * dur;
+  if (next < st[rb + RP.EVENT_AT]!) replicaSchedule(r, next);
+}
+
+function replicaEnqueue(r: number, j: number): void {
+  const rb = replicaAt(r);
+  const jb = jobAt(j);
+  st[jb + J.STAGE] = STAGE.GPU_QUEUED;
+  st[jb + J.REPLICA] = r;
+  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  st[rb + RP.LOAD] = st[rb + RP.LOAD]! + 1;
+  st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
+  st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
+  if (st[jb + J.COUNTED] !== 0) {
+    count(R.QUEUED);
+    const calls = sb + pr[P.OFF_CALLS]! + r;
+    st[calls] = st[calls]! + 1;
+  }
+  queuePush(rb + RP.Q_HEAD, j);
+  if (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]!) replicaTouch(r);
+}
+
+/**
+ * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
+ * deadline allows) and its KV cache is lost.
+ */
+function replicaReset(r: number): void {
+  const rb = replicaAt(r);
+  const now = st[sb + G.NOW]!;
+  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+  st[rb + RP.MODE] = MODE.IDLE;
+  st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
+  if (st[rb + RP.N_RUN]! + st[rb + RP.Q_LEN]! > 0) st[rb + RP.DOWN] = 1;
+  while (st[rb + RP.N_RUN]! > 0) {
+    const j = st[runningAt(r, 0)]!;
+    replicaRelease(r, j);
+    callFailed(j);
+  }
+  while (st[rb + RP.Q_LEN]! > 0) {
+    const j = st[rb + RP.Q_HEAD]!;
+    queueUnlink(rb + RP.Q_HEAD, j);
+    replicaUnload(r, j);
+    callFailed(j);
+  }
+  for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
+    if (st[entryAt(r, e) + E.KEY] !== 0) cacheDrop(r, e);
+  }
+}
+
+/** A hung replica stops iterating; its calls wait until the health check finds it. */
+function replicaHang(r: number): void {
+  const rb = replicaAt(r);
+  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, st[sb + G.NOW]!, st[rb + RP.BATCH]!);
+  st[rb + RP.MODE] = MODE.IDLE;
+  st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
+}
+
+// ---- router ---------------------------------------------------------------------------------
+
+function replicaUp(r: number): boolean {
+  return st[replicaAt(r) + RP.DOWN] === 0;
+}
+
+/** Index of the first ring point at or after hash h (wrapping). */
+function ringStart(h: number): number {
+  let lo = 0;
+  let hi = pr[P.RING_LEN]!;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pr[pr[P.OFF_RING]! + mid * RING_WORDS]! < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === pr[P.RING_LEN] ? 0 : lo;
+}
+
+function ringReplica(i: number): number {
+  return pr[pr[P.OFF_RING]! + (i % pr[P.RING_LEN]!) * RING_WORDS + 1]!;
+}
+
+/** The key a call is routed by: its session, its shared prefix, or itself. */
+function routeKey(j: number): number {
+  const jb = jobAt(j);
+  if (pr[P.KIND] === KIND.TASK) return (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
+  if (st[jb + J.PREFIX] !== 0) return st[jb + J.PREFIX]!;
+  return (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
+}
+
+/** Picks a replica the router believes up, by the configured policy; NONE when none is. */
+function routePick(j: number): number {
+  const n = pr[P.GPU_REPLICAS]!;
+  const policy = pr[P.POLICY]!;
+  if (policy === POLICY.PREFIX_AFFINITY || policy === POLICY.BOUNDED_AFFINITY) {
+    const start = ringStart(pcg(routeKey(j)));
+    let total = 0;
+    let up = 0;
+    for (let r = 0; r < n; r++) {
+      if (replicaUp(r)) {
+        total += st[replicaAt(r) + RP.LOAD]!;
+        up += 1;
+      }
+    }
+    if (up === 0) return NONE;
+    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
+    const cap = Math.floor((pr[P.BOUNDED_LOAD_MILLI]! * (total + 1) + 1000 * up - 1) / (1000 * up));
+    let first = NONE;
+    for (let i = 0; i < pr[P.RING_LEN]!; i++) {
+      const r = ringReplica(start + i);
+      if (!replicaUp(r)) continue;
+      if (policy === POLICY.PREFIX_AFFINITY) return r;
+      if (first === NONE) first = r;
+      if (st[replicaAt(r) + RP.LOAD]! + 1 <= cap) return r;
+    }
+    return first;
+  }
+  let from = st[sb + G.RR]! % n;
+  if (policy === POLICY.RANDOM) {
+    from = random(STREAM.ROUTE, st[sb + G.RAND]!, 0) % n;
+    st[sb + G.RAND] = st[sb + G.RAND]! + 1;
+  }
+  let best = NONE;
+  let bestScore = 0;
+  for (let i = 0; i < n; i++) {
+    const r = (from + i) % n;
+    if (!replicaUp(r)) continue;
+    if (policy === POLICY.ROUND_ROBIN || policy === POLICY.RANDOM) {
+      best = r;
+      break;
+    }
+    // higher is better; ties keep the earliest in rotation order
+    let score = -st[replicaAt(r) + RP.LOAD]!;
+    if (policy === POLICY.CACHE_AWARE) {
+      score = cachedTokens(r, j) - Math.min(scaleMilli(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!), 0x3fffffff);
+    }
+    if (best === NONE || score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
+  }
+  if (best !== NONE) st[sb + G.RR] = best + 1;
+  return best;
+}
+
+/** The call reaches the router: shape it, pick a replica, send it. */
+function routeCall(j: number): void {
+  const jb = jobAt(j);
+  if (pr[P.KIND] === KIND.TASK) {
+    const step = st[jb + J.STEP]!;
+    const input = sample(P.T_INPUT, random(STREAM.STEP, st[jb + J.INDEX]!, step * 4));
+    st[jb + J.PROMPT] = st[jb + J.CONTEXT]! + input;
+    st[jb + J.OUTPUT] = Math.max(1, sample(P.T_OUTPUT, random(STREAM.STEP, st[jb + J.INDEX]!, step * 4 + 1)));
+  }
+  if (st[sb + G.ROUTER_BUSY]! >= pr[P.ROUTER_SLOTS]!) {
+    jobFail(j, R.REJECTED);
+    return;
+  }
+  for (;;) {
+    const r = routePick(j);
+    if (r === NONE) {
+      jobFail(j, R.DIED);
+      return;
+    }
+    const rb = replicaAt(r);
+    if (st[rb + RP.STATUS] !== STATUS.DEAD) {
+      replicaEnqueue(r, j);
+      return;
+    }
+    // refused: the router learns the replica is down, and this counts as the retry
+    st[rb + RP.DOWN] = 1;
+    if (st[jb + J.RETRIES] === 0) {
+      jobFail(j, R.DIED);
+      return;
+    }
+    st[jb + J.RETRIES] = st[jb + J.RETRIES]! - 1;
+  }
+}
+
+/** Its replica died under a call: retry once elsewhere if the deadline allows. */
+function callFailed(j: number): void {
+  const jb = jobAt(j);
+  const at = st[sb + G.NOW]! + pr[P.ROUTER_OVERHEAD]!;
+  if (st[jb + J.RETRIES]! > 0 && at < st[jb + J.DEADLINE]!) {
+    st[jb + J.RETRIES] = st[jb + J.RETRIES]! - 1;
+    st[jb + J.STAGE] = STAGE.AT_ROUTER;
+    heapPush(at, EV.ROUTE, j, st[jb + J.GEN]!);
+    return;
+  }
+  jobFail(j, R.DIED);
+}
+
+// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
+
+function toolStart(j: number): void {
+  const jb = jobAt(j);
+  if (st[sb + G.TOOLS_BUSY]! < pr[P.TOOL_SLOTS]!) {
+    st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
+    st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
+    let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
+    if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
+    heapPush(st[sb + G.NOW]! + latency, EV.TOOL_DONE, j, st[jb + J.GEN]!);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.TOOL_QUEUED;
+  queuePush(sb + G.TOOL_Q_HEAD, j);
+}
+
+/** A tool slot came free: the next queued tool call takes it. */
+function toolFreed(): void {
+  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! - 1;
+  if (st[sb + G.TOOL_Q_LEN]! > 0) {
+    const j = st[sb + G.TOOL_Q_HEAD]!;
+    queueUnlink(sb + G.TOOL_Q_HEAD, j);
+    toolStart(j);
+  }
+}
+
+function toolDone(j: number): void {
+  const jb = jobAt(j);
+  toolFreed();
+  st[jb + J.STEP] = st[jb + J.STEP]! + 1;
+  st[jb + J.STAGE] = STAGE.AT_ROUTER;
+  heapPush(st[sb + G.NOW]! + pr[P.ROUTER_OVERHEAD]!, EV.ROUTE, j, st[jb + J.GEN]!);
+}
+
+/** The first live server replica with a free slot, or NONE. */
+function serverFree(): number {
+  for (let s = 0; s < pr[P.SERVER_REPLICAS]!; s++) {
+    const b = serverAt(s);
+    if (st[b + AP.STATUS] === STATUS.ALIVE && st[b + AP.BUSY]! < pr[P.SERVER_SLOTS]!) return s;
+  }
+  return NONE;
+}
+
+function serviceStart(j: number, s: number): void {
+  const jb = jobAt(j);
+  const b = serverAt(s);
+  st[b + AP.BUSY] = st[b + AP.BUSY]! + 1;
+  noteWait(j);
+  st[jb + J.STAGE] = STAGE.SERVER_RUNNING;
+  st[jb + J.REPLICA] = s;
+  st[jb + J.STARTED] = st[sb + G.NOW]!;
+  let service = sample(P.T_SERVICE, random(STREAM.SERVICE, st[jb + J.INDEX]!, 0));
+  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.SERVER) service = scaleMilli(service, pr[P.SLOW_FACTOR_MILLI]!);
+  heapPush(st[sb + G.NOW]! + service, EV.SERVICE_DONE, j, st[jb + J.GEN]!);
+}
+
+function serverArrive(j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  if (st[jb + J.COUNTED] !== 0) count(R.QUEUED);
+  const s = serverFree();
+  if (s !== NONE && st[sb + G.SERVER_Q_LEN] === 0) {
+    serviceStart(j, s);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.SERVER_QUEUED;
+  queuePush(sb + G.SERVER_Q_HEAD, j);
+}
+
+/** A server slot came free (or came back): start queued jobs while slots allow. */
+function serverDispatch(): void {
+  while (st[sb + G.SERVER_Q_LEN]! > 0) {
+    const s = serverFree();
+    if (s === NONE) return;
+    const j = st[sb + G.SERVER_Q_HEAD]!;
+    queueUnlink(sb + G.SERVER_Q_HEAD, j);
+    serviceStart(j, s);
+  }
+}
+
+/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
+function serviceEnd(j: number): void {
+  const jb = jobAt(j);
+  const b = serverAt(st[jb + J.REPLICA]!);
+  st[b + AP.BUSY] = st[b + AP.BUSY]! - 1;
+  noteBusy(st[jb + J.STARTED]!, st[sb + G.NOW]!, 1);
+}
+
+// ---- arrivals and deadlines -------------------------------------------------------------------
+
+function arrivalNext(): void {
+  const now = st[sb + G.NOW]!;
+  const index = st[sb + G.NEXT_INDEX]!;
+  const burst = now >= pr[P.BURST_FROM]! && now < pr[P.BURST_TO]!;
+  const gap = sample(burst ? P.T_BURST_INTERARRIVAL : P.T_INTERARRIVAL, random(STREAM.ARRIVAL, index, 0));
+  const at = now + gap;
+  if (at < pr[P.ARRIVAL_END]!) heapPush(at, EV.ARRIVAL, 0, 0);
+  else st[sb + G.ARRIVALS_DONE] = 1;
+}
+
+/** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
+function arrival(): void {
+  const now = st[sb + G.NOW]!;
+  const index = st[sb + G.NEXT_INDEX]!;
+  st[sb + G.NEXT_INDEX] = index + 1;
+  const counted = now >= pr[P.WARMUP]! && now < pr[P.MEASURE_END]! ? 1 : 0;
+  if (counted !== 0) count(R.ARRIVALS);
+  arrivalNext();
+  let app = 0;
+  if (pr[P.KIND] !== KIND.JOB) {
+    app = NONE;
+    for (let i = 0; i < pr[P.APP_REPLICAS]!; i++) {
+      const a = (st[sb + G.APP_RR]! + i) % pr[P.APP_REPLICAS]!;
+      if (st[appAt(a) + AP.STATUS] === STATUS.ALIVE) {
+        app = a;
+        break;
+      }
+    }
+    if (app !== NONE) st[sb + G.APP_RR] = app + 1;
+    const full = app === NONE || st[appAt(app) + AP.BUSY]! >= pr[P.APP_SLOTS]!;
+    if (full || (pr[P.KIND] === KIND.TASK && st[sb + G.ORCH_BUSY]! >= pr[P.ORCH_SLOTS]!)) {
+      if (counted !== 0) count(R.REJECTED);
+      return;
+    }
+  }
+  const j = jobAlloc();
+  if (j === NONE) return;
+  const jb = jobAt(j);
+  st[jb + J.STAGE] = STAGE.AT_ROUTER;
+  st[jb + J.ARRIVAL] = now;
+  st[jb + J.INDEX] = index;
+  st[jb + J.COUNTED] = counted;
+  st[jb + J.APP] = app;
+  st[jb + J.STEP] = 0;
+  st[jb + J.ENTRY] = NONE;
+  st[jb + J.RESERVED] = 0;
+  st[jb + J.RETRIES] = pr[P.RETRIES]!;
+  st[jb + J.PREFIX] = 0;
+  st[jb + J.DEADLINE] = pr[P.TIMEOUT]! > 0 ? now + pr[P.TIMEOUT]! : NONE;
+  inSystem(1);
+  if (pr[P.TIMEOUT]! > 0) heapPush(now + pr[P.TIMEOUT]!, EV.DEADLINE, j, st[jb + J.GEN]!);
+  if (pr[P.KIND] === KIND.JOB) {
+    serverArrive(j);
+    return;
+  }
+  st[appAt(app) + AP.BUSY] = st[appAt(app) + AP.BUSY]! + 1;
+  let hops = pr[P.LB_OVERHEAD]! + pr[P.APP_OVERHEAD]! + pr[P.ROUTER_OVERHEAD]!;
+  if (pr[P.KIND] === KIND.TASK) {
+    st[sb + G.ORCH_BUSY] = st[sb + G.ORCH_BUSY]! + 1;
+    st[jb + J.CONTEXT] = pr[P.SYSTEM_TOKENS]!;
+    st[jb + J.PREFIX] = 1;
+    hops += pr[P.ORCH_OVERHEAD]!;
+  } else {
+    requestShape(j);
+  }
+  heapPush(now + hops, EV.ROUTE, j, st[jb + J.GEN]!);
+}
+
+/** A single call's prompt: a shared prefix and a suffix, or a unique prompt. */
+function requestShape(j: number): void {
+  const jb = jobAt(j);
+  const index = st[jb + J.INDEX]!;
+  const shares = random(STREAM.SHAPE, index, 0) >>> 1 < pr[P.SHARE]!;
+  if (shares) {
+    const pick = random(STREAM.SHAPE, index, 1) >>> 1;
+    let p = 0;
+    while (p + 1 < pr[P.N_PREFIXES]! && pick >= pr[pr[P.OFF_PREFIXES]! + p * PREFIX_WORDS]!) p += 1;
+    st[jb + J.PREFIX] = p + 1;
+    st[jb + J.PROMPT] = prefixTokens(p) + sample(P.T_SUFFIX, random(STREAM.SHAPE, index, 2));
+  } else {
+    st[jb + J.PROMPT] = sample(P.T_UNIQUE, random(STREAM.SHAPE, index, 2));
+  }
+  st[jb + J.PROMPT] = Math.max(1, st[jb + J.PROMPT]!);
+  st[jb + J.OUTPUT] = Math.max(1, sample(P.T_OUTPUT, random(STREAM.SHAPE, index, 3)));
+}
+
+function prefixTokens(p: number): number {
+  return pr[pr[P.OFF_PREFIXES]! + p * PREFIX_WORDS + 1]!;
+}
+
+/** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */
+function jobDetach(j: number): void {
+  const jb = jobAt(j);
+  const stage = st[jb + J.STAGE]!;
+  const r = st[jb + J.REPLICA]!;
+  if (stage === STAGE.GPU_QUEUED) {
+    queueUnlink(replicaAt(r) + RP.Q_HEAD, j);
+    replicaUnload(r, j);
+  } else if (stage === STAGE.GPU_RUNNING) {
+    replicaRelease(r, j);
+    replicaTouch(r);
+  } else if (stage === STAGE.TOOL_QUEUED) {
+    queueUnlink(sb + G.TOOL_Q_HEAD, j);
+  } else if (stage === STAGE.TOOL_RUNNING) {
+    toolFreed();
+  } else if (stage === STAGE.SERVER_QUEUED) {
+    queueUnlink(sb + G.SERVER_Q_HEAD, j);
+  } else if (stage === STAGE.SERVER_RUNNING) {
+    serviceEnd(j);
+    serverDispatch();
+  }
+}
+
+// ---- scenario windows ---------------------------------------------------------------------------
+
+function failureWord(f: number, field: number): number {
+  return pr[pr[P.OFF_FAILURES]! + f * FAILURE_WORDS + field]!;
+}
+
+/** Every job held by a dead app replica (or server replica) fails: its connections reset. */
+function failHeldJobs(target: number, replica: number): void {
+  for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
+    const jb = jobAt(j);
+    const stage = st[jb + J.STAGE]!;
+    if (stage === STAGE.FREE) continue;
+    const held = target === TARGET.APP
+      ? st[jb + J.APP] === replica
+      : stage === STAGE.SERVER_RUNNING && st[jb + J.REPLICA] === replica;
+    if (held) {
+      jobDetach(j);
+      jobFail(j, R.DIED);
+    }
+  }
+}
+
+function failureStart(f: number): void {
+  const target = failureWord(f, FAILURE.TARGET);
+  const replica = failureWord(f, FAILURE.REPLICA);
+  const hang = failureWord(f, FAILURE.MODE) === FAIL_MODE.HANG;
+  if (target === TARGET.GPU) {
+    st[replicaAt(replica) + RP.STATUS] = hang ? STATUS.HUNG : STATUS.DEAD;
+    if (hang) replicaHang(replica);
+    else replicaReset(replica);
+  } else if (target === TARGET.APP) {
+    st[appAt(replica) + AP.STATUS] = STATUS.DEAD;
+    failHeldJobs(target, replica);
+  } else if (target === TARGET.SERVER) {
+    st[serverAt(replica) + AP.STATUS] = STATUS.DEAD;
+    failHeldJobs(target, replica);
+  }
+}
+
+/** The health check finds a hung replica: the router marks it down and its calls fail. */
+function failureDetect(f: number): void {
+  const replica = failureWord(f, FAILURE.REPLICA);
+  const rb = replicaAt(replica);
+  if (st[rb + RP.STATUS] !== STATUS.HUNG) return;
+  st[rb + RP.STATUS] = STATUS.DEAD;
+  st[rb + RP.DOWN] = 1;
+  replicaReset(replica);
+}
+
+/** The replica comes back, empty, and the router sends to it again. */
+function failureEnd(f: number): void {
+  const target = failureWord(f, FAILURE.TARGET);
+  const replica = failureWord(f, FAILURE.REPLICA);
+  if (target === TARGET.GPU) {
+    const rb = replicaAt(replica);
+    st[rb + RP.STATUS] = STATUS.ALIVE;
+    st[rb + RP.DOWN] = 0;
+  } else if (target === TARGET.APP) {
+    st[appAt(replica) + AP.STATUS] = STATUS.ALIVE;
+  } else if (target === TARGET.SERVER) {
+    st[serverAt(replica) + AP.STATUS] = STATUS.ALIVE;
+    serverDispatch();
+  }
+}
+
+/** The slowdown starts or ends: running GPU batches re-plan at their next boundary. */
+function slowChange(on: number): void {
+  st[sb + G.SLOW] = on;
+  if (pr[P.SLOW_TARGET] !== TARGET.GPU) return;
+  for (let r = 0; r < pr[P.GPU_REPLICAS]!; r++) replicaTouch(r);
+}
+
+// ---- the event loop ---------------------------------------------------------------------------
+
+function jobEventLive(): boolean {
+  return st[jobAt(evId) + J.GEN] === evTag && st[jobAt(evId) + J.STAGE] !== STAGE.FREE;
+}
+
+function handleEvent(): void {
+  if (evKind === EV.ARRIVAL) {
+    arrival();
+  } else if (evKind === EV.DEADLINE) {
+    if (jobEventLive()) {
+      jobDetach(evId);
+      jobFail(evId, R.TIMED_OUT);
+    }
+  } else if (evKind === EV.ROUTE) {
+    if (jobEventLive()) routeCall(evId);
+  } else if (evKind === EV.REPLICA) {
+    if (st[replicaAt(evId) + RP.GEN] === evTag) replicaBoundary(evId);
+  } else if (evKind === EV.TOOL_DONE) {
+    if (jobEventLive()) toolDone(evId);
+  } else if (evKind === EV.SERVICE_DONE) {
+    if (jobEventLive()) {
+      serviceEnd(evId);
+      jobSucceed(evId);
+      serverDispatch();
+    }
+  } else if (evKind === EV.SLOW_START) {
+    slowChange(1);
+  } else if (evKind === EV.SLOW_END) {
+    slowChange(0);
+  } else if (evKind === EV.FAIL_START) {
+    failureStart(evId);
+  } else if (evKind === EV.FAIL_DETECT) {
+    failureDetect(evId);
+  } else if (evKind === EV.FAIL_END) {
+    failureEnd(evId);
+  }
+}
+
+/** Processes every event before `until` (microseconds); returns whether the instance is done. */
+function advanceInstance(until: number): boolean {
+  while (st[sb + G.DONE] === 0 && st[sb + G.HEAP_LEN]! > 0 && st[heapAt(0)]! < until) {
+    heapPop();
+    st[sb + G.NOW] = evTime;
+    add64(R.EVENTS, 1);
+    handleEvent();
+    if (st[sb + G.ARRIVALS_DONE] !== 0 && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
+  }
+  if (st[sb + G.HEAP_LEN] === 0) st[sb + G.DONE] = 1;
+  return st[sb + G.DONE] !== 0;
+}
+
+/** An empty system at time 0: free lists, replicas up, the first arrival and the windows. */
+function initInstance(seed: number, instance: number): void {
+  st.fill(0, sb, sb + pr[P.STATE_WORDS]!);
+  st[sb + G.KEY] = instanceKey(seed, instance);
+  for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
+    st[jobAt(j) + J.NEXT] = j + 1 < pr[P.JOB_CAP]! ? j + 1 : NONE;
+  }
+  st[sb + G.FREE_JOB] = pr[P.JOB_CAP]! > 0 ? 0 : NONE;
+  for (let r = 0; r < pr[P.GPU_REPLICAS]!; r++) st[replicaAt(r) + RP.EVENT_AT] = NONE;
+  arrivalNext();
+  if (pr[P.SLOW_TARGET] !== TARGET.NONE) {
+    heapPush(pr[P.SLOW_FROM]!, EV.SLOW_START, 0, 0);
+    heapPush(pr[P.SLOW_TO]!, EV.SLOW_END, 0, 0);
+  }
+  for (let f = 0; f < pr[P.N_FAILURES]!; f++) {
+    heapPush(failureWord(f, FAILURE.FROM), EV.FAIL_START, f, 0);
+    if (failureWord(f, FAILURE.MODE) === FAIL_MODE.HANG) heapPush(failureWord(f, FAILURE.DETECT_AT), EV.FAIL_DETECT, f, 0);
+    heapPush(failureWord(f, FAILURE.TO), EV.FAIL_END, f, 0);
+  }
+}
+
+// ---- entry points ---------------------------------------------------------------------------------
+
+/** The buffers one or many instances run on, laid out as the kernel's bindings. */
+export interface EngineBuffers {
+  readonly params: Uint32Array;
+  readonly tables: Uint32Array;
+  /** `count` state records of params[P.STATE_WORDS] words each. */
+  readonly state: Uint32Array;
+}
+
+function bind(buffers: EngineBuffers, instance: number): void {
+  st = buffers.state;
+  pr = buffers.params;
+  tb = buffers.tables;
+  sb = instance * pr[P.STATE_WORDS]!;
+}
+
+/** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */
+export function init(buffers: EngineBuffers, slot: number, seed: number, instance: number): void {
+  bind(buffers, slot);
+  initInstance(seed >>> 0, instance >>> 0);
+}
+
+/** Advances the instance at `slot` through every event before `until`; true when it is done. */
+export function advance(buffers: EngineBuffers, slot: number, until: number): boolean {
+  bind(buffers, slot);
+  return advanceInstance(until >>> 0);
+}
+
+export { HISTOGRAM_BUCKETS };

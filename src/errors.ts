@@ -1,0 +1,68 @@
+/**
+ * The errors catalogue: every error servesim reports on purpose, each with a stable code and
+ * the HTTP status the service answers with (after fastify's lib/errors.js).
+ * A message names the field (as a dotted path) or the limit, and the reason.
+ */
+
+export type ErrorCode =
+  | 'SERVESIM_PROBLEM_INVALID'
+  | 'SERVESIM_OVERRIDE_INVALID'
+  | 'SERVESIM_SWEEP_INVALID'
+  | 'SERVESIM_CASE_UNKNOWN'
+  | 'SERVESIM_CAPACITY_EXCEEDED'
+  | 'SERVESIM_GRID_TOO_LARGE'
+  | 'SERVESIM_NO_ADAPTER'
+  | 'SERVESIM_GPU_LIMIT'
+  | 'SERVESIM_GPU_ERROR'
+  | 'SERVESIM_CANCELLED'
+  | 'SERVESIM_FILE_UNREADABLE';
+
+const STATUS: Record<ErrorCode, number> = {
+  SERVESIM_PROBLEM_INVALID: 400,
+  SERVESIM_OVERRIDE_INVALID: 400,
+  SERVESIM_SWEEP_INVALID: 400,
+  SERVESIM_CASE_UNKNOWN: 400,
+  SERVESIM_CAPACITY_EXCEEDED: 422,
+  SERVESIM_GRID_TOO_LARGE: 413,
+  SERVESIM_NO_ADAPTER: 503,
+  SERVESIM_GPU_LIMIT: 422,
+  // a validation error, out-of-memory or device loss while running a kernel
+  SERVESIM_GPU_ERROR: 500,
+  SERVESIM_CANCELLED: 499,
+  SERVESIM_FILE_UNREADABLE: 400,
+};
+
+export class ServesimError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  /** Dotted path of the offending field, when there is one (`gpu.slots`). */
+  readonly path: string | undefined;
+
+  constructor(code: ErrorCode, message: string, path?: string) {
+    super(path === undefined ? message : `${path}: ${message}`);
+    this.name = 'ServesimError';
+    this.code = code;
+    this.statusCode = STATUS[code];
+    this.path = path;
+  }
+}
+
+/** One field's problem, for errors that list several. */
+export interface FieldIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+export function invalidProblem(issues: readonly FieldIssue[], source?: string): ServesimError {
+  const where = source === undefined ? '' : `${source}: `;
+  const lines = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  const err = new ServesimError('SERVESIM_PROBLEM_INVALID', `${where}invalid problem: ${lines}`);
+  return Object.assign(err, { issues });
+}
+
+/** Bad `--set PATH=VALUE` overrides, all of them at once, each with the path it names. */
+export function invalidOverrides(issues: readonly FieldIssue[]): ServesimError {
+  const lines = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  const err = new ServesimError('SERVESIM_OVERRIDE_INVALID', `invalid --set: ${lines}`);
+  return Object.assign(err, { issues });
+}

@@ -1,0 +1,208 @@
+/**
+ * The typed problem: what a problem file means once parsed, with every default filled in.
+ * Only `src/problem/` builds these from raw input; everything else reads these types.
+ *
+ * Times are integer microseconds, token counts integers (MODEL.md section 7).
+ */
+
+/** A distribution of integer values (microseconds or tokens). */
+export type Distribution =
+  | { readonly kind: 'fixed'; readonly value: number }
+  | { readonly kind: 'uniform'; readonly min: number; readonly max: number }
+  /** Lognormal given by its median and 99th percentile. */
+  | { readonly kind: 'lognormal'; readonly median: number; readonly p99: number }
+  | { readonly kind: 'exponential'; readonly mean: number };
+
+export type RouterPolicy =
+  | 'round-robin'
+  | 'random'
+  | 'least-loaded'
+  | 'prefix-affinity'
+  | 'bounded-affinity'
+  | 'cache-aware';
+
+export const ROUTER_POLICIES: readonly RouterPolicy[] = [
+  'round-robin',
+  'random',
+  'least-loaded',
+  'prefix-affinity',
+  'bounded-affinity',
+  'cache-aware',
+];
+
+export interface Goals {
+  /** Minimum success rate, 0..1. */
+  readonly success: number;
+  /** Maximum p99 end-to-end latency of successes, microseconds. */
+  readonly p99: number;
+}
+
+export interface Traffic {
+  /** Arrivals per second (Poisson). */
+  readonly rate: number;
+  /** Measured window, microseconds. */
+  readonly duration: number;
+  /** Warm-up before the measured window, microseconds. */
+  readonly warmup: number;
+}
+
+/** A shared prompt prefix (system prompt and tool schemas). */
+export interface Prefix {
+  readonly tokens: number;
+  /** Relative weight among the prefixes of prompts that share one. */
+  readonly weight: number;
+}
+
+/** Single model calls (MODEL.md section 2): shared prefix + suffix, or unique prompt. */
+export interface RequestWorkload {
+  readonly kind: 'request';
+  readonly prefixes: readonly Prefix[];
+  /** Probability that a prompt starts with a shared prefix. */
+  readonly share: number;
+  /** Tokens after the shared prefix. */
+  readonly suffix: Distribution;
+  /** Prompt tokens of a prompt that shares no prefix. */
+  readonly unique: Distribution;
+  readonly output: Distribution;
+}
+
+/** Agent sessions: `steps` model calls, each but the last followed by a tool call. */
+export interface TaskWorkload {
+  readonly kind: 'task';
+  /** System prompt + tool schemas: the shared prefix of every step's prompt. */
+  readonly system: number;
+  /** New input tokens of each step (the last tool result and instructions). */
+  readonly input: Distribution;
+  readonly output: Distribution;
+}
+
+/** A plain queueing component's arrivals (M/M/c validation problems). */
+export interface JobWorkload {
+  readonly kind: 'job';
+}
+
+export type Workload = RequestWorkload | TaskWorkload | JobWorkload;
+
+export interface LoadBalancer {
+  readonly overhead: number;
+}
+
+/** App service / Agent API: holds a slot for the whole downstream call, rejects when full. */
+export interface AppService {
+  readonly replicas: number;
+  readonly slots: number;
+  /** The client's deadline, microseconds after arrival. */
+  readonly timeout: number;
+  readonly overhead: number;
+}
+
+export interface Orchestrator {
+  readonly slots: number;
+  readonly steps: number;
+  readonly overhead: number;
+}
+
+export interface ToolServers {
+  readonly slots: number;
+  readonly latency: Distribution;
+}
+
+export interface Router {
+  readonly policy: RouterPolicy;
+  readonly slots: number;
+  readonly overhead: number;
+  /** bounded-affinity: a replica may take at most ceil(c x (total + 1) / n) calls. */
+  readonly boundedLoad: number;
+  /** cache-aware: score = cachedTokens - alpha x queuedTokens. */
+  readonly alpha: number;
+  /** How many times a call failed by a dead replica is sent to another one. */
+  readonly retries: number;
+  /** Points per replica on the consistent-hashing ring. */
+  readonly virtualNodes: number;
+}
+
+/** Speed of one GPU replica: t = base + perSeq x B + prefillTokens / prefillRate. */
+export interface GpuProfile {
+  readonly name: string;
+  /** Microseconds. */
+  readonly base: number;
+  /** Microseconds per decoding sequence in the batch. */
+  readonly perSeq: number;
+  /** Prompt tokens per millisecond. */
+  readonly prefillRate: number;
+  /** Most prompt tokens prefilled in one iteration (chunked prefill). */
+  readonly chunk: number;
+}
+
+export interface GpuPool {
+  readonly replicas: number;
+  /** Most sequences in one batch. */
+  readonly slots: number;
+  readonly kvTokens: number;
+  readonly profile: GpuProfile;
+}
+
+/** A plain queueing component: `replicas x slots` servers, one FIFO queue, a service time. */
+export interface QueueServer {
+  readonly replicas: number;
+  readonly slots: number;
+  readonly service: Distribution;
+  /** Client deadline, microseconds; 0 = none. */
+  readonly timeout: number;
+}
+
+/** Which component a scenario's slowdown or failure hits. */
+export type Target = 'gpu' | 'server' | 'tools' | 'app';
+
+export interface Window {
+  /** Microseconds from the start of the run (warm-up included). */
+  readonly from: number;
+  readonly to: number;
+}
+
+export interface Slowdown extends Window {
+  readonly target: Target;
+  /** Service time multiplier, e.g. 2. */
+  readonly factor: number;
+}
+
+export interface ReplicaFailure extends Window {
+  readonly target: Target;
+  readonly replica: number;
+  /** reset: connections reset at once; hang: found by a health check after detectAfter. */
+  readonly mode: 'reset' | 'hang';
+  readonly detectAfter: number;
+}
+
+export interface Burst extends Window {
+  readonly scale: number;
+}
+
+/** One test case: the problem's traffic and failures, changed as the case says. */
+export interface Scenario {
+  readonly name: string;
+  readonly rateScale: number;
+  readonly burst: Burst | null;
+  readonly slowdown: Slowdown | null;
+  readonly failures: readonly ReplicaFailure[];
+}
+
+export interface Problem {
+  readonly id: string;
+  readonly title: string;
+  readonly goals: Goals;
+  /** Share of seeds that must meet both goals for a case to pass. */
+  readonly confidence: number;
+  readonly seed: number;
+  readonly traffic: Traffic;
+  readonly workload: Workload;
+  readonly lb: LoadBalancer | null;
+  readonly app: AppService | null;
+  readonly orchestrator: Orchestrator | null;
+  readonly router: Router | null;
+  readonly gpu: GpuPool | null;
+  readonly tools: ToolServers | null;
+  readonly server: QueueServer | null;
+  /** The public cases, in order. */
+  readonly cases: readonly Scenario[];
+}

@@ -1,0 +1,76 @@
+/**
+ * The CPU pool: instances spread over worker threads (Piscina), each slice run by the
+ * reference engine, so the pool's records equal the reference engine's bit for bit.
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { EngineConfig } from '../engine/compile.js';
+import { ServesimError } from '../errors.js';
+import type { SliceTask } from './worker.js';
+
+/** Workers must be plain JS: from the sources (tests), use the compiled worker in dist/. */
+function workerFile(): string {
+  const here = import.meta.url;
+  const url = here.endsWith('.ts') ? new URL('../../dist/src/pool/worker.js', here) : new URL('./worker.js', here);
+  return fileURLToPath(url);
+}
+
+export interface PoolRunOptions {
+  readonly signal?: AbortSignal;
+  /** Called as slices finish, with the number of instances finished so far. */
+  readonly onProgress?: (instancesDone: number) => void;
+}
+
+export class SimulationPool {
+  readonly threads: number;
+  private readonly piscina: Piscina;
+
+  constructor(threads = availableParallelism()) {
+    this.threads = Math.max(1, threads);
+    this.piscina = new Piscina({ filename: workerFile(), minThreads: this.threads, maxThreads: this.threads, idleTimeout: 30_000 });
+  }
+
+  /**
+   * Runs instances `first .. first + count - 1` and returns their result records in order,
+   * `config.resultWords` each. Slices are small enough to report progress and balance load.
+   */
+  async run(config: EngineConfig, seed: number, first: number, count: number, options: PoolRunOptions = {}): Promise<Uint32Array> {
+    const out = new Uint32Array(count * config.resultWords);
+    const sliceSize = Math.max(1, Math.min(64, Math.ceil(count / (this.threads * 4))));
+    let done = 0;
+    const slices: Promise<void>[] = [];
+    for (let start = 0; start < count; start += sliceSize) {
+      const task: SliceTask = { config, seed, first: first + start, count: Math.min(sliceSize, count - start) };
+      slices.push(
+        this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((records: Uint32Array) => {
+          out.set(records, start * config.resultWords);
+          done += task.count;
+          options.onProgress?.(done);
+        }),
+      );
+    }
+    try {
+      await Promise.all(slices);
+    } catch (err) {
+      await Promise.allSettled(slices);
+      if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
+      throw unwrapWorkerError(err);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}
+
+/** Errors cross the thread boundary as plain errors: restore servesim's code and status. */
+function unwrapWorkerError(err: unknown): unknown {
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('SERVESIM_')) {
+    const path = 'path' in err && typeof err.path === 'string' ? err.path : undefined;
+    const restored = new ServesimError(err.code as ConstructorParameters<typeof ServesimError>[0], err.message);
+    return Object.assign(restored, { path });
+  }
+  return err;
+}

@@ -1,0 +1,163 @@
+/**
+ * From a field-checked problem file to the typed Problem: the checks that span fields (which
+ * components a workload needs, the horizon limit, whether a prompt can ever fit the KV cache),
+ * kind-dependent defaults (warm-up), and the cases.
+ */
+import type { FieldIssue } from '../errors.js';
+import type { Distribution, Problem, Target, Workload } from '../model/problem.js';
+import { HORIZON_TEXT, LIMITS } from './limits.js';
+import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
+import { isPlainObject } from './schema-walk.js';
+import { COMPONENTS, WORKLOAD_KINDS, type ComponentName, type ProblemFile } from './schema.js';
+import { formatDuration } from './units.js';
+
+type Kind = (typeof WORKLOAD_KINDS)[number];
+
+/** The components each workload kind calls, in call order (MODEL.md section 3). */
+export const COMPONENTS_BY_KIND: Readonly<Record<Kind, readonly ComponentName[]>> = {
+  request: ['lb', 'app', 'router', 'gpu'],
+  task: ['lb', 'app', 'orchestrator', 'router', 'gpu', 'tools'],
+  job: ['server'],
+};
+
+/** Warm-up when the file gives none: agent sessions take longer to reach steady state. */
+const DEFAULT_WARMUP: Readonly<Record<Kind, number>> = {
+  request: 10_000_000,
+  task: 30_000_000,
+  job: 10_000_000,
+};
+
+/**
+ * Missing and unwanted components, judged on the raw file so they are reported together with
+ * the field errors rather than one round later.
+ */
+export function componentIssues(raw: unknown): FieldIssue[] {
+  if (!isPlainObject(raw) || !isPlainObject(raw['workload'])) return [];
+  const kind = raw['workload']['kind'];
+  if (typeof kind !== 'string' || !(WORKLOAD_KINDS as readonly string[]).includes(kind)) return [];
+  const needs = COMPONENTS_BY_KIND[kind as Kind];
+  const chain = needs.join(', ');
+  const out: FieldIssue[] = [];
+  for (const c of COMPONENTS) {
+    const present = raw[c] !== undefined;
+    if (needs.includes(c) && !present) {
+      out.push({ path: c, message: `required: ${kind} workloads use ${chain}` });
+    } else if (!needs.includes(c) && present) {
+      const message = kind === 'job' ? 'job workloads use only server' : `${kind} workloads do not use ${c}; they use ${chain}`;
+      out.push({ path: c, message });
+    }
+  }
+  return out;
+}
+
+/** The least value a distribution can take, 0 when it has no floor above 0. */
+function floorOf(d: Distribution): number {
+  if (d.kind === 'fixed') return d.value;
+  if (d.kind === 'uniform') return d.min;
+  return 0;
+}
+
+function workloadOf(file: ProblemFile): Workload {
+  const w = file.workload;
+  switch (w.kind) {
+    case 'request':
+      return {
+        kind: 'request',
+        prefixes: w.prefixes.map((p) => ({ tokens: p.tokens, weight: p.weight })),
+        share: w.share,
+        suffix: w.suffix,
+        unique: w.unique,
+        output: w.output,
+      };
+    case 'task':
+      return { kind: 'task', system: w.system, input: w.input, output: w.output };
+    case 'job':
+      return { kind: 'job' };
+  }
+}
+
+/** Checks of the workload against the pool that must serve it. */
+function workloadIssues(file: ProblemFile): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const w = file.workload;
+  if (w.kind === 'request' && w.share > 0 && w.prefixes.length === 0) {
+    out.push({ path: 'workload.prefixes', message: `needs 1 to ${LIMITS.prefixes} prefixes when share is above 0` });
+  }
+  const kv = file.gpu?.kvTokens;
+  if (kv === undefined) return out;
+  // a call whose smallest possible context exceeds the cache could never be admitted
+  let least = 0;
+  let what = '';
+  if (w.kind === 'request') {
+    const shared = w.share > 0 && w.prefixes.length > 0 ? Math.min(...w.prefixes.map((p) => p.tokens)) + floorOf(w.suffix) : Infinity;
+    const unique = w.share < 1 ? floorOf(w.unique) : Infinity;
+    least = Math.min(shared, unique) + floorOf(w.output);
+    what = 'the smallest request (prompt + output)';
+  } else if (w.kind === 'task') {
+    least = w.system + floorOf(w.input) + floorOf(w.output);
+    what = "an agent's first step (system + input + output)";
+  }
+  if (Number.isFinite(least) && least > kv) {
+    out.push({ path: 'gpu.kvTokens', message: `${kv} tokens cannot hold ${what}, ${least} tokens` });
+  }
+  return out;
+}
+
+/**
+ * The typed Problem, or the issues that stop it. `casesGiven`: whether the file listed its
+ * cases (otherwise its own scenarios join the built-in four).
+ */
+export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?: Problem; issues: FieldIssue[] } {
+  const issues: FieldIssue[] = [...workloadIssues(file)];
+  const kind = file.workload.kind;
+  const warmup = file.traffic.warmup ?? DEFAULT_WARMUP[kind];
+  const duration = file.traffic.duration;
+
+  const timeout = file.app?.timeout ?? file.server?.timeout ?? 0;
+  const horizon = warmup + duration + timeout;
+  if (horizon >= LIMITS.horizonMicros) {
+    const deadline = file.app !== undefined ? 'app.timeout' : 'server.timeout';
+    issues.push({
+      path: 'traffic.duration',
+      message:
+        `warmup ${formatDuration(warmup)} + duration ${formatDuration(duration)} + ${deadline} ${formatDuration(timeout)} ` +
+        `= ${formatDuration(horizon)}, must be under ${HORIZON_TEXT} (engines keep time in u32 microseconds)`,
+    });
+  }
+
+  const replicas = new Map<Target, number>();
+  if (file.gpu !== undefined) replicas.set('gpu', file.gpu.replicas);
+  if (file.app !== undefined) replicas.set('app', file.app.replicas);
+  if (file.server !== undefined) replicas.set('server', file.server.replicas);
+  if (file.tools !== undefined) replicas.set('tools', 1);
+  const ctx: CaseContext = {
+    warmup,
+    duration,
+    rate: file.traffic.rate,
+    replicas,
+    dependency: kind === 'job' ? 'server' : 'gpu',
+    killTarget: killTargetOf(replicas),
+  };
+  const built = buildCases(file, ctx, casesGiven);
+  issues.push(...built.issues);
+  if (issues.length > 0) return { issues };
+
+  const problem: Problem = {
+    id: file.id,
+    title: file.title ?? file.id,
+    goals: { success: file.goals.success, p99: file.goals.p99 },
+    confidence: file.confidence,
+    seed: file.seed,
+    traffic: { rate: file.traffic.rate, duration, warmup },
+    workload: workloadOf(file),
+    lb: file.lb ?? null,
+    app: file.app ?? null,
+    orchestrator: file.orchestrator ?? null,
+    router: file.router ?? null,
+    gpu: file.gpu ?? null,
+    tools: file.tools ?? null,
+    server: file.server ?? null,
+    cases: built.cases,
+  };
+  return { problem, issues };
+}

@@ -1,0 +1,7 @@
+/** The problem package: files in, typed Problems out. */
+export { loadProblem, parseProblem, problemFromObject, selectCases } from './parse.js';
+export { applyOverrides, parseOverride, settablePaths, type Override } from './overrides.js';
+export { BUILTIN_PROFILES, DEFAULT_PROFILE } from './profiles.js';
+export { BUILTIN_CASE_NAMES, LIMITS } from './limits.js';
+export { formatDuration, parseDuration, parseFraction } from './units.js';
+export { problemJsonSchema, problemJsonSchemaText, PROBLEM_SCHEMA_FILE } from './schema-json.js';

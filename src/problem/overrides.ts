@@ -1,0 +1,210 @@
+/**
+ * `--set PATH=VALUE` overrides, applied to the raw problem before validation so that a value
+ * set on the command line is checked exactly like one written in the file. Paths are checked
+ * against the schema, not the file, so a field the file leaves to its default can be set too.
+ */
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { invalidOverrides, type FieldIssue } from '../errors.js';
+import { describeFields, unknownFieldMessage } from './issues.js';
+import { builtinProfile } from './profiles.js';
+import {
+  discriminatorOf,
+  formatPath,
+  isPlainObject,
+  nodeOf,
+  parsePath,
+  unwrap,
+  type PathSegment,
+} from './schema-walk.js';
+import { COMPONENTS, problemFileSchema } from './schema.js';
+import { formatDuration } from './units.js';
+
+/** One parsed `--set`: where, what, and the text it came from (for messages). */
+export interface Override {
+  readonly path: readonly PathSegment[];
+  readonly value: unknown;
+  readonly text: string;
+}
+
+class OverrideError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses `gpu.slots=8`: the path dotted, the value a YAML scalar (or flow collection). */
+export function parseOverride(text: string): Override {
+  const eq = text.indexOf('=');
+  if (eq < 0) throw new OverrideError(text, 'expected PATH=VALUE, e.g. gpu.slots=8');
+  const pathText = text.slice(0, eq).trim();
+  const valueText = text.slice(eq + 1).trim();
+  if (pathText === '') throw new OverrideError(text, 'the path before = is empty; expected PATH=VALUE, e.g. gpu.slots=8');
+  const path = parsePath(pathText);
+  if (path === undefined) {
+    throw new OverrideError(pathText, 'not a field path; use dotted names with [n] for list entries, e.g. workload.prefixes[0].tokens');
+  }
+  if (valueText === '') throw new OverrideError(pathText, 'no value after =');
+  let value: unknown;
+  try {
+    value = parseYaml(valueText);
+  } catch (e) {
+    throw new OverrideError(pathText, `the value ${JSON.stringify(valueText)} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return { path, value, text };
+}
+
+/** A built-in profile as an inline one, so a single field of it can be changed. */
+function inlineProfile(raw: unknown, at: string): Record<string, unknown> {
+  const name = raw === undefined ? '8b-h100' : raw;
+  const p = typeof name === 'string' ? builtinProfile(name) : undefined;
+  if (p === undefined) throw new OverrideError(at, `unknown profile ${JSON.stringify(name)}; set the whole profile instead`);
+  return {
+    name: `${p.name} (modified)`,
+    base: formatDuration(p.base),
+    perSeq: formatDuration(p.perSeq),
+    prefillRate: p.prefillRate,
+    chunk: p.chunk,
+  };
+}
+
+/** The problem's kind and components, for "the problem has no tools". */
+function lacks(root: Record<string, unknown>, component: string): string {
+  const w = root['workload'];
+  const kind = isPlainObject(w) && typeof w['kind'] === 'string' ? w['kind'] : undefined;
+  const id = typeof root['id'] === 'string' ? root['id'] : 'the problem';
+  const has = COMPONENTS.filter((c) => root[c] !== undefined);
+  const what = kind === undefined ? '' : ` (${id} is a ${kind} workload with ${has.join(', ')})`;
+  return `the problem has no ${component}${what}`;
+}
+
+function applyOne(root: Record<string, unknown>, o: Override): void {
+  let schema: z.ZodType = problemFileSchema;
+  let container: unknown = root;
+  for (let i = 0; i < o.path.length; i++) {
+    const seg = o.path[i] as PathSegment;
+    const here = o.path.slice(0, i);
+    const at = formatPath(o.path.slice(0, i + 1));
+    const last = i === o.path.length - 1;
+    const node = nodeOf(schema, container);
+    let child: z.ZodType;
+    if (node.kind === 'object') {
+      if (typeof seg !== 'string' || !node.keys.includes(seg)) {
+        const where = describeFields(here, node.keys, container);
+        throw new OverrideError(at, unknownFieldMessage(String(seg), node.keys, where));
+      }
+      child = node.child(seg);
+      if (i === 0 && (COMPONENTS as readonly string[]).includes(seg) && root[seg] === undefined && !last) {
+        throw new OverrideError(formatPath(o.path), lacks(root, seg));
+      }
+    } else if (node.kind === 'record' && typeof seg === 'string') {
+      child = node.value;
+    } else if (node.kind === 'array' && typeof seg === 'number') {
+      const len = Array.isArray(container) ? container.length : 0;
+      if (seg >= len) {
+        throw new OverrideError(at, `${formatPath(here)} has ${len} entr${len === 1 ? 'y' : 'ies'}; set the whole list to add one`);
+      }
+      child = node.element;
+    } else if (node.kind === 'array' || node.kind === 'record') {
+      throw new OverrideError(at, `${formatPath(here)} is a ${node.kind === 'array' ? 'list: use [n]' : 'mapping: use .name'}`);
+    } else {
+      throw new OverrideError(at, `${formatPath(here)} is a single value; it has no field ${String(seg)}`);
+    }
+
+    const box = container as Record<PathSegment, unknown>;
+    if (last) {
+      box[seg] = o.value;
+      return;
+    }
+    let next = box[seg];
+    const shape = unwrap(child);
+    const isProfile = formatPath(o.path.slice(0, i + 1)) === 'gpu.profile';
+    if (isProfile && !isPlainObject(next)) {
+      next = inlineProfile(next, at);
+    } else if (next === undefined) {
+      if (shape instanceof z.ZodObject || shape instanceof z.ZodRecord) next = {};
+      else if (shape instanceof z.ZodArray) next = [];
+      else if (shape instanceof z.ZodUnion && discriminatorOf(shape) === undefined) {
+        throw new OverrideError(at, `is not written in the file; set the whole ${at}, e.g. ${at}='{dist: lognormal, median: 250ms, p99: 1s}'`);
+      } else next = {};
+    } else if (!isPlainObject(next) && !Array.isArray(next)) {
+      const nextSeg = String(o.path[i + 1]);
+      const composite =
+        shape instanceof z.ZodObject || shape instanceof z.ZodRecord || shape instanceof z.ZodArray || shape instanceof z.ZodUnion;
+      throw new OverrideError(
+        formatPath(o.path),
+        composite
+          ? `${at} is written as a single value (${JSON.stringify(next)}); set the whole ${at} instead`
+          : `${at} is a single value; it has no field ${nextSeg}`,
+      );
+    }
+    box[seg] = next;
+    schema = child;
+    container = next;
+  }
+}
+
+/**
+ * The raw problem with every `--set` applied in order (the input is not changed). Throws
+ * SERVESIM_OVERRIDE_INVALID listing every bad override.
+ */
+export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
+  if (sets.length === 0) return raw;
+  const root: Record<string, unknown> = isPlainObject(raw) ? structuredClone(raw) : {};
+  const issues: FieldIssue[] = [];
+  for (const text of sets) {
+    try {
+      applyOne(root, parseOverride(text));
+    } catch (e) {
+      if (!(e instanceof OverrideError)) throw e;
+      issues.push({ path: e.path, message: e.message });
+    }
+  }
+  if (issues.length > 0) throw invalidOverrides(issues);
+  return root;
+}
+
+/**
+ * Every path `--set` takes, in schema order: fields, whole lists and mappings, and the fields
+ * of an inline GPU profile. Workload fields of every kind are listed.
+ */
+export function settablePaths(): string[] {
+  const out: string[] = [];
+  const walk = (schema: z.ZodType, path: readonly PathSegment[]): void => {
+    const s = unwrap(schema);
+    if (s instanceof z.ZodUnion && discriminatorOf(s) === undefined) {
+      out.push(formatPath(path));
+      for (const opt of s.options as readonly z.ZodType[]) {
+        if (unwrap(opt) instanceof z.ZodObject) walk(opt, path);
+      }
+      return;
+    }
+    const node = nodeOf(s, undefined);
+    if (node.kind !== 'object') {
+      out.push(formatPath(path));
+      return;
+    }
+    for (const key of node.keys) {
+      const childPath = [...path, key];
+      if (!out.includes(formatPath(childPath))) walk(node.child(key), childPath);
+    }
+  };
+  walk(problemFileSchema, []);
+  return out.filter((p, i, all) => !p.startsWith('$') && all.indexOf(p) === i);
+}
+
+/** The `--set` whose path covers a field path (itself or an ancestor), for messages. */
+export function overrideFor(fieldPath: string, sets: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (const text of sets) {
+    const eq = text.indexOf('=');
+    const path = eq < 0 ? undefined : parsePath(text.slice(0, eq).trim());
+    if (path === undefined) continue;
+    const p = formatPath(path);
+    if (fieldPath === p || fieldPath.startsWith(`${p}.`) || fieldPath.startsWith(`${p}[`)) found = text;
+  }
+  return found;
+}

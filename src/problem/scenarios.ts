@@ -1,0 +1,210 @@
+/**
+ * Test cases (MODEL.md section 4): the lab's four built-in cases, a file's own named cases and
+ * changes to the built-in ones, and picking cases by name. Windows in a file are measured from
+ * the start of the measured window; in the typed Scenario they are microseconds from the start
+ * of the run, so the engines never need to know about warm-up.
+ */
+import { ServesimError, type FieldIssue } from '../errors.js';
+import type { Burst, Problem, ReplicaFailure, Scenario, Slowdown, Target } from '../model/problem.js';
+import { BUILTIN_CASE_NAMES, LIMITS } from './limits.js';
+import type { FileFailure, FileScenario, ProblemFile } from './schema.js';
+import { formatDuration } from './units.js';
+
+/** What resolving a case needs to know about the problem. */
+export interface CaseContext {
+  readonly warmup: number;
+  readonly duration: number;
+  readonly rate: number;
+  /** Replicas of each component a slowdown or failure may hit; absent: the problem lacks it. */
+  readonly replicas: ReadonlyMap<Target, number>;
+  /** What slow-dependency slows: the model, or a job problem's server. */
+  readonly dependency: Target;
+  /** What server-dies kills: the component with the most replicas. */
+  readonly killTarget: Target;
+}
+
+const DEFAULT_DETECT_AFTER = 5_000_000;
+const PEAK_HOUR_SCALE = 1.25;
+const SLOW_DEPENDENCY_FACTOR = 2;
+
+export function isBuiltinCase(name: string): boolean {
+  return (BUILTIN_CASE_NAMES as readonly string[]).includes(name);
+}
+
+/** The component server-dies kills: the one with the most replicas, the GPU pool on a tie. */
+export function killTargetOf(replicas: ReadonlyMap<Target, number>): Target {
+  const order: Target[] = ['gpu', 'app', 'server'];
+  let best: Target | undefined;
+  for (const t of order) {
+    const n = replicas.get(t);
+    if (n !== undefined && (best === undefined || n > (replicas.get(best) ?? 0))) best = t;
+  }
+  return best ?? 'server';
+}
+
+class CaseBuilder {
+  readonly issues: FieldIssue[] = [];
+  constructor(private readonly ctx: CaseContext) {}
+
+  private issue(path: string, message: string): void {
+    this.issues.push({ path, message });
+  }
+
+  /** A window in the file's terms (from the measured window's start) → run time. */
+  window(from: number | undefined, to: number | undefined, path: string): { from: number; to: number } | undefined {
+    const d = this.ctx.duration;
+    const f = from ?? Math.floor(d / 3);
+    const t = to ?? Math.floor((2 * d) / 3);
+    let ok = true;
+    if (f >= d) {
+      this.issue(`${path}.from`, `${formatDuration(f)} is not inside the measured window (0 to ${formatDuration(d)})`);
+      ok = false;
+    }
+    if (t > d) {
+      this.issue(`${path}.to`, `${formatDuration(t)} is past the end of the measured window (${formatDuration(d)})`);
+      ok = false;
+    }
+    if (ok && f >= t) {
+      const shown = to === undefined ? ` (to defaults to ${formatDuration(t)})` : '';
+      this.issue(`${path}.from`, `must be before to: ${formatDuration(f)} is not before ${formatDuration(t)}${shown}`);
+      ok = false;
+    }
+    return ok ? { from: this.ctx.warmup + f, to: this.ctx.warmup + t } : undefined;
+  }
+
+  target(target: Target | undefined, fallback: Target, path: string): Target | undefined {
+    const t = target ?? fallback;
+    if (!this.ctx.replicas.has(t)) {
+      this.issue(`${path}.target`, `the problem has no ${t}; it has ${[...this.ctx.replicas.keys()].join(', ')}`);
+      return undefined;
+    }
+    return t;
+  }
+
+  failure(f: FileFailure, path: string): ReplicaFailure | undefined {
+    const target = this.target(f.target, this.ctx.killTarget, path);
+    const w = this.window(f.from, f.to, path);
+    const n = target === undefined ? undefined : this.ctx.replicas.get(target);
+    if (n !== undefined && f.replica >= n) {
+      this.issue(`${path}.replica`, `${target} has ${n} replica${n === 1 ? '' : 's'} (0 to ${n - 1}), got ${f.replica}`);
+      return undefined;
+    }
+    if (target === undefined || w === undefined) return undefined;
+    return { target, replica: f.replica, mode: f.mode, detectAfter: f.detectAfter, from: w.from, to: w.to };
+  }
+
+  failures(list: readonly FileFailure[], path: string): ReplicaFailure[] {
+    const out: ReplicaFailure[] = [];
+    list.forEach((f, i) => {
+      const r = this.failure(f, `${path}[${i}]`);
+      if (r !== undefined) out.push(r);
+    });
+    return out;
+  }
+
+  slowdown(s: { target?: Target | undefined; factor?: number; from?: number | undefined; to?: number | undefined }, path: string): Slowdown | null {
+    const target = this.target(s.target, this.ctx.dependency, path);
+    const w = this.window(s.from, s.to, path);
+    if (target === undefined || w === undefined) return null;
+    return { target, factor: s.factor ?? SLOW_DEPENDENCY_FACTOR, from: w.from, to: w.to };
+  }
+
+  burst(b: { scale: number; from?: number | undefined; to?: number | undefined }, path: string): Burst | null {
+    const w = this.window(b.from, b.to, path);
+    return w === undefined ? null : { scale: b.scale, from: w.from, to: w.to };
+  }
+
+  /** A case: the built-in one of that name (or as-given), changed as the file says. */
+  scenario(name: string, own: readonly ReplicaFailure[], change: FileScenario | undefined): Scenario {
+    const path = `scenarios.${name}`;
+    let rateScale = name === 'peak-hour' ? PEAK_HOUR_SCALE : 1;
+    let burst: Burst | null = null;
+    let slowdown: Slowdown | null = name === 'slow-dependency' ? this.slowdown({}, path) : null;
+    let extra: ReplicaFailure[] = [];
+    if (name === 'server-dies') {
+      const kill = this.failure({ replica: 0, mode: 'reset', detectAfter: DEFAULT_DETECT_AFTER }, path);
+      if (kill !== undefined) extra = [kill];
+    }
+    if (change !== undefined) {
+      if (change.rateScale !== undefined) rateScale = change.rateScale;
+      if (change.burst !== undefined) burst = change.burst === null ? null : this.burst(change.burst, `${path}.burst`);
+      if (change.slowdown !== undefined) {
+        slowdown = change.slowdown === null ? null : this.slowdown(change.slowdown, `${path}.slowdown`);
+      }
+      if (change.failures !== undefined) extra = this.failures(change.failures, `${path}.failures`);
+    }
+    const peak = this.ctx.rate * rateScale * (burst?.scale ?? 1);
+    if (peak > LIMITS.maxRate) {
+      const where = change?.rateScale !== undefined || change?.burst ? path : 'traffic.rate';
+      this.issue(where, `case ${name} runs ${peak} arrivals a second, over the limit of ${LIMITS.maxRate}`);
+    }
+    return { name, rateScale, burst, slowdown, failures: [...own, ...extra] };
+  }
+}
+
+/**
+ * The problem's cases in the order `cases` lists them. When the file gives no `cases`, the
+ * four built-in cases run, then every case the file defines under `scenarios`.
+ */
+export function buildCases(
+  file: ProblemFile,
+  ctx: CaseContext,
+  casesGiven: boolean,
+): { cases: Scenario[]; issues: FieldIssue[] } {
+  const b = new CaseBuilder(ctx);
+  const own = b.failures(file.failures, 'failures');
+  const defined = Object.keys(file.scenarios);
+  const names = casesGiven
+    ? file.cases
+    : [...BUILTIN_CASE_NAMES, ...defined.filter((n) => !isBuiltinCase(n))];
+  const cases: Scenario[] = [];
+  const seen = new Set<string>();
+  names.forEach((name, i) => {
+    if (seen.has(name)) {
+      b.issues.push({ path: `cases[${i}]`, message: `"${name}" is listed twice` });
+      return;
+    }
+    seen.add(name);
+    if (name === 'all') {
+      b.issues.push({ path: `cases[${i}]`, message: '"all" is not a case; leave cases out to run every case' });
+      return;
+    }
+    if (!isBuiltinCase(name) && !Object.hasOwn(file.scenarios, name)) {
+      const custom = defined.filter((n) => !isBuiltinCase(n));
+      const known = [...BUILTIN_CASE_NAMES, ...custom].join(', ');
+      b.issues.push({
+        path: `cases[${i}]`,
+        message: `unknown case "${name}"; cases are ${known}, or one defined under scenarios`,
+      });
+      return;
+    }
+    cases.push(b.scenario(name, own, file.scenarios[name]));
+  });
+  for (const name of defined) {
+    if (name === 'all') {
+      b.issues.push({ path: 'scenarios.all', message: '"all" means every case; name this case otherwise' });
+    } else if (!seen.has(name) && !isBuiltinCase(name)) {
+      b.issues.push({ path: `scenarios.${name}`, message: `is defined but not listed in cases` });
+    }
+  }
+  return { cases, issues: b.issues };
+}
+
+/**
+ * The problem's cases named in `names`, in the order asked ('all', or no names: every case).
+ */
+export function selectCases(problem: Problem, names: readonly string[] | 'all'): Scenario[] {
+  if (names === 'all' || names.length === 0 || names.includes('all')) return [...problem.cases];
+  const out: Scenario[] = [];
+  for (const name of names) {
+    const found = problem.cases.find((c) => c.name === name);
+    if (found === undefined) {
+      throw new ServesimError(
+        'SERVESIM_CASE_UNKNOWN',
+        `unknown case '${name}'; ${problem.id} has ${problem.cases.map((c) => c.name).join(', ')}`,
+      );
+    }
+    if (!out.includes(found)) out.push(found);
+  }
+  return out;
+}

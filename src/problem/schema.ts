@@ -1,0 +1,395 @@
+/**
+ * The problem file's schema: what a YAML (or JSON) problem may say, field by field, with its
+ * units, limits and defaults. Strict objects throughout, so a misspelt key is an error rather
+ * than a silently ignored setting. Checks that span several fields (components a workload
+ * needs, scenario windows, the horizon) live in build.ts, which turns this schema's output
+ * into the typed Problem.
+ */
+import { z } from 'zod';
+import type { Distribution, GpuProfile, RouterPolicy } from '../model/problem.js';
+import { ROUTER_POLICIES } from '../model/problem.js';
+import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS } from './limits.js';
+import { BUILTIN_PROFILES, DEFAULT_PROFILE, builtinProfile } from './profiles.js';
+import { DURATION_PATTERN, parseDuration, parseFraction } from './units.js';
+
+/**
+ * JSON Schema to show editors instead of what zod derives, for fields whose input zod can only
+ * describe loosely (a duration is a string or the number 0, not any string or number).
+ */
+export const jsonSchemaHints = new WeakMap<object, Record<string, unknown>>();
+
+function hinted<T extends z.ZodType>(schema: T, json: Record<string, unknown>, description?: string): T {
+  const out = description === undefined ? schema : schema.meta({ description });
+  jsonSchemaHints.set(out, json);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalars
+
+function int(min: number, max: number, limit?: string) {
+  const what = min === 1 ? 'a positive integer' : min === 0 ? 'a whole number, 0 or more' : `an integer of at least ${min}`;
+  const over = `must be at most ${max}${limit === undefined ? '' : ` (${limit})`}`;
+  return z
+    .number({ error: `must be ${what}` })
+    .int({ error: `must be ${what}` })
+    .min(min, { error: `must be ${what}` })
+    .max(max, { error: over });
+}
+
+interface RealBounds {
+  readonly gt?: number;
+  readonly gte?: number;
+  readonly lte?: number;
+  readonly limit?: string;
+}
+
+function real(b: RealBounds) {
+  const lower = b.gt !== undefined ? `greater than ${b.gt}` : b.gte !== undefined ? `${b.gte} or more` : '';
+  const what = `must be a number${lower === '' ? '' : ` ${lower}`}`;
+  let s = z.number({ error: what });
+  if (b.gt !== undefined) s = s.gt(b.gt, { error: what });
+  if (b.gte !== undefined) s = s.gte(b.gte, { error: what });
+  if (b.lte !== undefined) {
+    s = s.lte(b.lte, { error: `must be at most ${b.lte}${b.limit === undefined ? '' : ` (${b.limit})`}` });
+  }
+  return s;
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+}
+
+interface DurationRule {
+  /** Refuse 0 (a deadline or a measured window of no length). */
+  readonly positive?: boolean;
+  readonly description?: string;
+}
+
+/** A duration with a unit ('250ms', '30s') as integer microseconds. */
+export function duration(rule: DurationRule = {}) {
+  const s = z
+    .union([z.string(), z.number()], { error: 'must be a duration with a unit, e.g. 30s or 250ms' })
+    .transform((input, ctx) => {
+      const r = parseDuration(input);
+      if (!r.ok) {
+        ctx.addIssue({ code: 'custom', message: r.message, input });
+        return z.NEVER;
+      }
+      if (rule.positive === true && r.value === 0) {
+        ctx.addIssue({ code: 'custom', message: 'must be longer than 0', input });
+        return z.NEVER;
+      }
+      return r.value;
+    });
+  const json: Record<string, unknown> = rule.positive === true
+    ? { type: 'string', pattern: DURATION_PATTERN }
+    : { anyOf: [{ type: 'string', pattern: DURATION_PATTERN }, { const: 0 }] };
+  return hinted(s, json, rule.description);
+}
+
+interface FractionRule {
+  /** (0, 1] instead of [0, 1]: a confidence of 0 asks nothing. */
+  readonly positive?: boolean;
+  readonly description?: string;
+}
+
+/** A fraction in [0, 1], written 0.99 or '99%'. */
+function fraction(rule: FractionRule = {}) {
+  const range = rule.positive === true ? 'greater than 0 and at most 1' : 'between 0 and 1';
+  const s = z
+    .union([z.number(), z.string()], { error: 'must be a fraction such as 0.99 or a percentage such as "99%"' })
+    .transform((input, ctx) => {
+      const r = parseFraction(input);
+      if (!r.ok) {
+        ctx.addIssue({ code: 'custom', message: r.message, input });
+        return z.NEVER;
+      }
+      const low = rule.positive === true ? r.value <= 0 : r.value < 0;
+      if (low || r.value > 1) {
+        ctx.addIssue({ code: 'custom', message: `must be ${range} (or a percentage)`, input });
+        return z.NEVER;
+      }
+      return r.value;
+    });
+  return hinted(
+    s,
+    {
+      anyOf: [
+        { type: 'number', minimum: 0, maximum: 1 },
+        { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*%$' },
+      ],
+    },
+    rule.description,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distributions: a plain value (fixed) or {dist: ...}. Time fields take durations, token
+// fields plain integers; both become integers in the typed Distribution.
+
+type Unit = 'time' | 'tokens';
+
+function distValue(unit: Unit) {
+  return unit === 'time' ? duration() : int(0, LIMITS.tokens, 'token counts');
+}
+
+function distShape(unit: Unit) {
+  const v = distValue(unit);
+  return z.discriminatedUnion('dist', [
+    z.strictObject({ dist: z.literal('fixed'), value: v }),
+    z.strictObject({ dist: z.literal('uniform'), min: v, max: v }),
+    z.strictObject({ dist: z.literal('lognormal'), median: v, p99: v }),
+    z.strictObject({ dist: z.literal('exponential'), mean: v }),
+  ]);
+}
+
+// One instance per unit, named, so the JSON Schema defines each once and refers to it.
+const DIST_SHAPES = {
+  time: distShape('time').meta({ id: 'TimeDistribution', description: 'Durations carry units: 250ms, 1s.' }),
+  tokens: distShape('tokens').meta({ id: 'TokenDistribution', description: 'Token counts: plain integers.' }),
+} as const;
+
+function distribution(unit: Unit, least: number, description: string) {
+  const v = distValue(unit);
+  const shape = DIST_SHAPES[unit];
+  const show = (x: number): string => (unit === 'time' ? `${x}us` : `${x}`);
+  const atLeast = least === 0 ? 'must not be negative' : `must be at least ${show(least)}`;
+  const plain = unit === 'time' ? 'a duration' : 'a token count';
+  const s = z.union([v, shape], { error: `must be ${plain} or {dist: fixed|uniform|lognormal|exponential, ...}` }).transform((input, ctx): Distribution => {
+    const issue = (path: string, message: string, value: number): never => {
+      ctx.addIssue({ code: 'custom', path: path === '' ? [] : [path], message, input: value });
+      return z.NEVER as never;
+    };
+    if (typeof input === 'number') {
+      if (input < least) return issue('', atLeast, input);
+      return { kind: 'fixed', value: input };
+    }
+    switch (input.dist) {
+      case 'fixed':
+        if (input.value < least) return issue('value', atLeast, input.value);
+        return { kind: 'fixed', value: input.value };
+      case 'uniform':
+        if (input.min < least) return issue('min', atLeast, input.min);
+        if (input.max < input.min) return issue('max', 'must not be below min', input.max);
+        return { kind: 'uniform', min: input.min, max: input.max };
+      case 'lognormal':
+        if (input.median < Math.max(1, least)) return issue('median', 'must be greater than 0', input.median);
+        if (input.p99 <= input.median) return issue('p99', 'must be greater than the median', input.p99);
+        return { kind: 'lognormal', median: input.median, p99: input.p99 };
+      case 'exponential':
+        if (input.mean < 1) return issue('mean', 'must be greater than 0', input.mean);
+        return { kind: 'exponential', mean: input.mean };
+    }
+  });
+  return s.meta({ description });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+const goals = z.strictObject({
+  success: fraction({ description: 'Minimum success rate: 0.99 or "99%".' }),
+  p99: duration({ positive: true, description: 'Maximum p99 latency of successes, e.g. 3s.' }),
+});
+
+const traffic = z.strictObject({
+  rate: real({ gt: 0, lte: LIMITS.maxRate, limit: 'arrivals a second' }).meta({
+    description: 'Poisson arrivals per second.',
+  }),
+  duration: duration({ positive: true, description: 'Length of the measured window, e.g. 30s.' }),
+  warmup: duration({
+    description: 'Traffic before the measured window, not counted. Default 10s (request, job) or 30s (task).',
+  }).optional(),
+});
+
+const prefix = z.strictObject({
+  tokens: int(1, LIMITS.tokens, 'token counts'),
+  weight: real({ gt: 0 }).default(1),
+});
+
+const requestWorkload = z.strictObject({
+  kind: z.literal('request'),
+  prefixes: z
+    .array(prefix, { error: 'must be a list of {tokens, weight}' })
+    .max(LIMITS.prefixes, { error: `must have at most ${LIMITS.prefixes} entries` })
+    .default([]),
+  share: fraction({ description: 'Probability a prompt starts with a shared prefix. Default 0.' }).prefault(0),
+  suffix: distribution('tokens', 0, 'Tokens after the shared prefix. Default 300.').prefault(300),
+  unique: distribution('tokens', 1, 'Prompt tokens of a prompt with no shared prefix. Default 2000.').prefault(2000),
+  output: distribution('tokens', 1, 'Output tokens. Default 60.').prefault(60),
+});
+
+const taskWorkload = z.strictObject({
+  kind: z.literal('task'),
+  system: int(0, LIMITS.tokens, 'token counts').default(4000).meta({
+    description: 'System prompt and tool schemas, tokens. Default 4000.',
+  }),
+  input: distribution('tokens', 0, 'New input tokens of each step. Default 1000.').prefault(1000),
+  output: distribution('tokens', 1, 'Output tokens of each step. Default 50.').prefault(50),
+});
+
+const jobWorkload = z.strictObject({ kind: z.literal('job') });
+
+export const WORKLOAD_KINDS = ['request', 'task', 'job'] as const;
+
+const workload = z.discriminatedUnion('kind', [requestWorkload, taskWorkload, jobWorkload]);
+
+const lb = z.strictObject({
+  overhead: duration({ description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
+});
+
+const app = z.strictObject({
+  replicas: int(1, LIMITS.replicas).default(1),
+  slots: int(1, LIMITS.slots),
+  timeout: duration({ positive: true, description: "The client's deadline after arrival, e.g. 30s." }),
+  overhead: duration({ description: 'Per-hop overhead. Default 5ms.' }).prefault('5ms'),
+});
+
+const orchestrator = z.strictObject({
+  slots: int(1, LIMITS.slots),
+  steps: int(1, LIMITS.steps, 'model calls per task'),
+  overhead: duration({ description: 'Per-step overhead. Default 0ms.' }).prefault('0ms'),
+});
+
+const router = z.strictObject({
+  policy: oneOf(ROUTER_POLICIES as unknown as readonly [RouterPolicy, ...RouterPolicy[]]),
+  slots: int(1, LIMITS.slots).default(100_000),
+  overhead: duration({ description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
+  boundedLoad: real({ gte: 1 }).default(1.25).meta({ description: 'bounded-affinity load factor c. Default 1.25.' }),
+  alpha: real({ gte: 0 }).default(1).meta({ description: 'cache-aware weight of queued tokens. Default 1.' }),
+  retries: int(0, LIMITS.retries).default(1),
+  virtualNodes: int(1, LIMITS.virtualNodes, 'ring points per replica').default(64),
+});
+
+const inlineProfile = z.strictObject({
+  name: z.string({ error: 'must be a name' }).min(1, { error: 'must be a name' }).default('custom'),
+  base: duration({ description: 'Fixed time of one iteration, e.g. 8ms.' }),
+  perSeq: duration({ description: 'Added time per decoding sequence, e.g. 0.25ms.' }),
+  prefillRate: real({ gt: 0 }).meta({ description: 'Prompt tokens prefilled per millisecond.' }),
+  chunk: int(1, LIMITS.tokens, 'token counts').meta({ description: 'Most prompt tokens per iteration.' }),
+});
+
+const profileNames = Object.keys(BUILTIN_PROFILES);
+
+const profile = z
+  .union([z.string(), inlineProfile], { error: `must be a profile name (${profileNames.join(', ')}) or {name, base, perSeq, prefillRate, chunk}` })
+  .transform((input, ctx): GpuProfile => {
+    if (typeof input !== 'string') return input;
+    const found = builtinProfile(input);
+    if (found === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown profile; built-in profiles are ${profileNames.join(', ')}, or give {name, base, perSeq, prefillRate, chunk}`,
+        input,
+      });
+      return z.NEVER;
+    }
+    return found;
+  })
+  .meta({ description: `A built-in profile (${profileNames.join(', ')}) or an inline one. Default ${DEFAULT_PROFILE}.` });
+
+const gpu = z.strictObject({
+  replicas: int(1, LIMITS.gpuReplicas, 'GPU replicas'),
+  slots: int(1, LIMITS.gpuSlots, 'sequences in one batch'),
+  kvTokens: int(1, LIMITS.tokens * 100, 'token counts').default(400_000).meta({
+    description: 'KV cache per replica, tokens. Default 400000.',
+  }),
+  profile: profile.prefault(DEFAULT_PROFILE),
+});
+
+const tools = z.strictObject({
+  slots: int(1, LIMITS.slots),
+  latency: distribution('time', 0, 'Tool call latency. Default lognormal, median 250ms, p99 1s.').prefault({
+    dist: 'lognormal',
+    median: '250ms',
+    p99: '1s',
+  }),
+});
+
+const server = z.strictObject({
+  replicas: int(1, LIMITS.replicas).default(1),
+  slots: int(1, LIMITS.slots),
+  service: distribution('time', 0, 'Service time of one job, e.g. {dist: exponential, mean: 100ms}.'),
+  timeout: duration({ description: 'Client deadline; 0 = none. Default 0.' }).prefault(0),
+});
+
+export const TARGETS = ['gpu', 'server', 'tools', 'app'] as const;
+
+// Windows are measured from the start of the measured window; absent ends default to the
+// middle third, as the lab's slow-dependency and server-dies cases do.
+const failure = z.strictObject({
+  target: oneOf(TARGETS).optional(),
+  replica: int(0, LIMITS.replicas).default(0),
+  from: duration({ description: 'From the start of the measured window. Default: its middle third.' }).optional(),
+  to: duration({ description: 'From the start of the measured window. Default: its middle third.' }).optional(),
+  mode: oneOf(['reset', 'hang'] as const).default('reset'),
+  detectAfter: duration({ description: 'hang: how long until a health check finds it. Default 5s.' }).prefault('5s'),
+});
+
+const slowdown = z.strictObject({
+  target: oneOf(TARGETS).optional(),
+  factor: real({ gt: 0 }).default(2),
+  from: duration().optional(),
+  to: duration().optional(),
+});
+
+const burst = z.strictObject({
+  scale: real({ gt: 0 }),
+  from: duration().optional(),
+  to: duration().optional(),
+});
+
+const scenario = z.strictObject({
+  rateScale: real({ gt: 0 }).optional(),
+  burst: burst.nullable().optional(),
+  slowdown: slowdown.nullable().optional(),
+  failures: z.array(failure, { error: 'must be a list of failures' }).optional(),
+});
+
+const caseName = z
+  .string({ error: 'must be a case name' })
+  .regex(new RegExp(CASE_NAME_PATTERN), { error: 'must be lower-case words joined by -' });
+
+export const problemFileSchema = z
+  .strictObject({
+    // lets a JSON problem name its schema for editors; YAML files use the comment instead
+    $schema: z.string().optional(),
+    id: z
+      .string({ error: 'must be a name' })
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { error: 'must be letters, digits, . _ or -' }),
+    title: z.string({ error: 'must be text' }).optional(),
+    goals,
+    confidence: fraction({
+      positive: true,
+      description: 'Share of seeds that must meet both goals. Default 0.9.',
+    }).prefault(0.9),
+    seed: int(0, LIMITS.seed, 'u32 seeds').default(1),
+    traffic,
+    workload,
+    lb: lb.optional(),
+    app: app.optional(),
+    orchestrator: orchestrator.optional(),
+    router: router.optional(),
+    gpu: gpu.optional(),
+    tools: tools.optional(),
+    server: server.optional(),
+    cases: z
+      .array(caseName, { error: 'must be a list of case names' })
+      .min(1, { error: 'must name at least one case' })
+      .default([...BUILTIN_CASE_NAMES]),
+    failures: z.array(failure, { error: 'must be a list of failures' }).default([]),
+    scenarios: z.record(caseName, scenario, { error: 'must be a mapping of case name to case' }).default({}),
+  })
+  .meta({ title: 'servesim problem', description: 'A servesim problem file: see problems/README.md.' });
+
+/** A problem file as written (before defaults and unit conversion). */
+export type ProblemFileInput = z.input<typeof problemFileSchema>;
+/** A problem file after field validation: units converted, field defaults filled. */
+export type ProblemFile = z.output<typeof problemFileSchema>;
+export type FileFailure = z.output<typeof failure>;
+export type FileScenario = z.output<typeof scenario>;
+
+/** Components: top-level sections a workload kind needs or must not have. */
+export const COMPONENTS = ['lb', 'app', 'orchestrator', 'router', 'gpu', 'tools', 'server'] as const;
+export type ComponentName = (typeof COMPONENTS)[number];

@@ -1,0 +1,208 @@
+/**
+ * Output formats of a run: a fixed-width table for people, JSON and CSV for programs.
+ * Every format ends with a newline; NaN (a quantile without successes) is "–" in the table,
+ * null in JSON and an empty field in CSV.
+ */
+import type { Goals } from '../model/problem.js';
+import { SUMMARY_COLUMNS, type CaseSummary } from '../model/summary.js';
+import type { RunResult } from '../run/types.js';
+
+/** What the table's header lines say about the run; `RunMeta` fits, plus the title. */
+export interface TableMeta {
+  readonly problemId: string;
+  readonly title?: string;
+  /** The engine that ran (`pool`, `gpu`, ...). */
+  readonly engine?: string;
+  readonly adapter?: string | null;
+  readonly seeds?: number;
+  readonly baseSeed?: number;
+  /** Share of seeds that must meet both goals. */
+  readonly confidence?: number;
+}
+
+/** A column value as JSON has it: non-finite numbers become null. */
+export type JsonCell = string | number | boolean | null;
+
+const DASH = '–';
+
+interface TableColumn {
+  readonly title: string;
+  readonly align: 'left' | 'right';
+  readonly cell: (row: CaseSummary) => string;
+}
+
+const TABLE_COLUMNS: readonly TableColumn[] = [
+  { title: 'case', align: 'left', cell: (r) => r.case },
+  { title: 'result', align: 'left', cell: (r) => (r.passes ? 'PASS' : 'FAIL') },
+  { title: 'success %', align: 'right', cell: (r) => percentDown(r.success) },
+  { title: 'p99 s', align: 'right', cell: (r) => seconds(r.p99_ms) },
+  { title: 'p99_all s', align: 'right', cell: (r) => seconds(r.p99_all_ms) },
+  { title: 'pass prob', align: 'right', cell: (r) => fixed(r.pass_probability, 2) },
+  { title: 'kv hit %', align: 'right', cell: (r) => fixed(r.kv_hit_rate * 100, 1) },
+  { title: 'util %', align: 'right', cell: (r) => fixed(r.gpu_utilization * 100, 1) },
+  { title: 'mean batch', align: 'right', cell: (r) => fixed(r.mean_batch, 1) },
+  { title: 'rejected', align: 'right', cell: (r) => count(r.rejected) },
+  { title: 'timed out', align: 'right', cell: (r) => count(r.timed_out) },
+  { title: 'died', align: 'right', cell: (r) => count(r.died) },
+];
+
+/**
+ * A readable fixed-width table, one row per case: a header line with the problem and engine,
+ * a line with the goals, then the columns people read first (PASS/FAIL, success, p99, ...).
+ */
+export function formatTable(
+  rows: readonly CaseSummary[],
+  goals: Goals,
+  meta: TableMeta,
+): string {
+  const lines: string[] = [];
+  const title = meta.title === undefined || meta.title === '' ? '' : ` — ${meta.title}`;
+  lines.push(`${meta.problemId}${title}`);
+
+  const about: string[] = [];
+  if (meta.engine !== undefined) {
+    about.push(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}`);
+  }
+  if (meta.seeds !== undefined) {
+    const from = meta.baseSeed === undefined ? '' : ` from ${meta.baseSeed}`;
+    about.push(`${meta.seeds} seed${meta.seeds === 1 ? '' : 's'}${from}`);
+  }
+  let goalText = `goals: success ≥ ${trimNumber(goals.success * 100)}%, p99 ≤ ${trimNumber(goals.p99 / 1e6)} s`;
+  if (meta.confidence !== undefined) goalText += `, pass prob ≥ ${trimNumber(meta.confidence)}`;
+  about.push(goalText);
+  lines.push(about.join(' · '));
+  lines.push('');
+
+  const cells = rows.map((row) => TABLE_COLUMNS.map((c) => c.cell(row)));
+  const widths = TABLE_COLUMNS.map((c, i) =>
+    Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),
+  );
+  const render = (values: readonly string[]): string =>
+    values
+      .map((v, i) => pad(v, widths[i]!, TABLE_COLUMNS[i]!.align))
+      .join('  ')
+      .trimEnd();
+  lines.push(render(TABLE_COLUMNS.map((c) => c.title)));
+  lines.push(render(widths.map((w) => '-'.repeat(w))));
+  for (const r of cells) lines.push(render(r));
+  if (rows.length === 0) lines.push('(no cases)');
+  return lines.join('\n') + '\n';
+}
+
+/** One row as a JSON object with every column of `SUMMARY_COLUMNS`, in order. */
+export function summaryToJson(row: CaseSummary): Record<string, JsonCell> {
+  const out: Record<string, JsonCell> = {};
+  for (const col of SUMMARY_COLUMNS) {
+    const v = row[col];
+    out[col] = typeof v === 'number' && !Number.isFinite(v) ? null : v;
+  }
+  return out;
+}
+
+/** A run as a plain JSON value: the problem's identity and goals, the run's meta, the rows. */
+export function runToJson(result: RunResult): Record<string, unknown> {
+  const { problem } = result;
+  return {
+    problem: {
+      id: problem.id,
+      title: problem.title,
+      goals: { success: problem.goals.success, p99_ms: problem.goals.p99 / 1000 },
+      confidence: problem.confidence,
+    },
+    meta: result.meta,
+    rows: result.rows.map(summaryToJson),
+  };
+}
+
+/**
+ * JSON text of one run (an object) or several (an array of them), indented, NaN as null.
+ */
+export function formatJson(result: RunResult | readonly RunResult[]): string {
+  const value = isRunList(result) ? result.map(runToJson) : runToJson(result);
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+function isRunList(result: RunResult | readonly RunResult[]): result is readonly RunResult[] {
+  return Array.isArray(result);
+}
+
+/** Options of {@link formatCsv}. */
+export interface CsvOptions {
+  /** Adds a leading `problem` column with this value (several problems in one file). */
+  readonly problem?: string;
+  /** Writes the header line (default true); off to append a further problem's rows. */
+  readonly header?: boolean;
+}
+
+/**
+ * CSV with the header `SUMMARY_COLUMNS` in order (after `problem` when asked), fields quoted
+ * as RFC 4180 says (only when they hold a comma, quote or line break), lines ending in "\n".
+ * NaN is an empty field; Infinity is written `Infinity`, which spreadsheet and dataframe
+ * readers parse.
+ */
+export function formatCsv(rows: readonly CaseSummary[], options: CsvOptions = {}): string {
+  const lines: string[] = [];
+  const lead = options.problem === undefined ? [] : ['problem'];
+  if (options.header ?? true) lines.push([...lead, ...SUMMARY_COLUMNS].map(csvField).join(','));
+  for (const row of rows) {
+    const values = SUMMARY_COLUMNS.map((col) => csvValue(row[col]));
+    if (options.problem !== undefined) values.unshift(csvField(options.problem));
+    lines.push(values.join(','));
+  }
+  return lines.length === 0 ? '' : lines.join('\n') + '\n';
+}
+
+function csvValue(v: string | number | boolean): string {
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return '';
+    if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+    return String(v);
+  }
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return csvField(v);
+}
+
+/** RFC 4180: quote a field holding a comma, a quote or a line break; double its quotes. */
+export function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function fixed(v: number, digits: number): string {
+  if (Number.isNaN(v)) return DASH;
+  if (!Number.isFinite(v)) return v > 0 ? '∞' : '-∞';
+  return v.toFixed(digits);
+}
+
+/** Rounded down, so a success rate just short of a goal never prints as meeting it. */
+function percentDown(v: number): string {
+  if (!Number.isFinite(v)) return fixed(v, 2);
+  // the epsilon undoes binary noise (0.9912 x 10000 = 9911.999...)
+  return (Math.floor(v * 10000 + 1e-6) / 100).toFixed(2);
+}
+
+/** Milliseconds as seconds with about four significant digits. */
+function seconds(ms: number): string {
+  if (!Number.isFinite(ms)) return fixed(ms, 0);
+  const s = ms / 1000;
+  const digits = s < 10 ? 3 : s < 100 ? 2 : 1;
+  return s.toFixed(digits);
+}
+
+function count(v: number): string {
+  return Number.isFinite(v) ? String(Math.round(v)) : fixed(v, 0);
+}
+
+/** Up to four decimals, without trailing zeros (0.99 -> "0.99", 2 -> "2"). */
+function trimNumber(v: number): string {
+  return String(Number(v.toFixed(4)));
+}
+
+/** Display width: code points, so "–" and "≥" count as one column. */
+function width(text: string): number {
+  return [...text].length;
+}
+
+function pad(text: string, w: number, align: 'left' | 'right'): string {
+  const fill = ' '.repeat(Math.max(0, w - width(text)));
+  return align === 'left' ? text + fill : fill + text;
+}

@@ -1,0 +1,42 @@
+import type { Problem } from '../model/problem.js';
+import type { CaseSummary } from '../model/summary.js';
+
+/** What a user asks for: the GPU, the CPU pool, or whichever pays off for this batch. */
+export type EngineChoice = 'auto' | 'cpu' | 'gpu';
+/** What actually ran. */
+export type EngineUsed = 'reference' | 'pool' | 'gpu';
+
+export interface Progress {
+  readonly instancesDone: number;
+  readonly instancesTotal: number;
+  /** Arrivals simulated so far (all cases), for a rate on the progress bar. */
+  readonly arrivalsDone: number;
+}
+
+export interface RunOptions {
+  /** Case names to run; all of the problem's cases when absent. */
+  readonly caseNames?: readonly string[];
+  readonly seeds: number;
+  readonly baseSeed: number;
+  readonly engine: EngineChoice;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+export interface RunMeta {
+  readonly problemId: string;
+  readonly engine: EngineUsed;
+  /** The WebGPU adapter used, when the GPU engine ran. */
+  readonly adapter: string | null;
+  /** Worker threads, when the CPU pool ran. */
+  readonly threads?: number;
+  readonly seeds: number;
+  readonly baseSeed: number;
+  readonly servesimVersion: string;
+}
+
+export interface RunResult {
+  readonly problem: Problem;
+  readonly rows: readonly CaseSummary[];
+  readonly meta: RunMeta;
+}

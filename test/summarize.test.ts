@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest';
+import { HISTOGRAM_BUCKETS, bucketMid, bucketOf } from '../src/model/histogram.js';
+import type { Goals } from '../src/model/problem.js';
+import type { InstanceResult } from '../src/model/result.js';
+import { studentT975, summarize } from '../src/report/summarize.js';
+
+/** A seed's result: `latencies` are the successes' latencies in microseconds. */
+function seed(
+  fields: Partial<Omit<InstanceResult, 'latency' | 'callsPerReplica'>> & {
+    latencies?: readonly number[];
+    calls?: readonly number[];
+  } = {},
+): InstanceResult {
+  const latencies = fields.latencies ?? [];
+  const latency = new Uint32Array(HISTOGRAM_BUCKETS);
+  for (const v of latencies) latency[bucketOf(v)]!++;
+  const { latencies: _l, calls, ...rest } = fields;
+  const successes = rest.successes ?? latencies.length;
+  return {
+    arrivals: successes,
+    rejected: 0,
+    timedOut: 0,
+    died: 0,
+    latencySum: latencies.reduce((a, b) => a + b, 0),
+    sojournSum: 0,
+    waited: 0,
+    queued: 0,
+    waitSum: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    busyMicros: 0,
+    batchArea: 0,
+    capacityMicros: 0,
+    inSystemArea: 0,
+    measuredMicros: 0,
+    longestQueue: 0,
+    events: 0,
+    ...rest,
+    successes,
+    latency,
+    callsPerReplica: Uint32Array.from(calls ?? []),
+  };
+}
+
+const repeat = (value: number, n: number): number[] => Array.from({ length: n }, () => value);
+const GOALS: Goals = { success: 0.9, p99: 60 };
+const TIMEOUT = 50;
+
+describe('summarize', () => {
+  it('pools success over seeds', () => {
+    const s = summarize(
+      'as-given',
+      GOALS,
+      0.9,
+      [seed({ arrivals: 100, latencies: repeat(10, 90) }), seed({ arrivals: 300, latencies: repeat(10, 297) })],
+      TIMEOUT,
+    );
+    expect(s.case).toBe('as-given');
+    expect(s.seeds).toBe(2);
+    expect(s.requests).toBe(400);
+    expect(s.success).toBeCloseTo(387 / 400, 12);
+  });
+
+  it('takes pooled quantiles of a known histogram, in ms', () => {
+    // exact buckets below 64 us: 50 x 10 us, 40 x 20 us, 10 x 60 us
+    const latencies = [...repeat(10, 50), ...repeat(20, 40), ...repeat(60, 10)];
+    const s = summarize('c', GOALS, 0.9, [seed({ latencies: latencies.slice(0, 60) }), seed({ latencies: latencies.slice(60) })], TIMEOUT);
+    expect(s.p50_ms).toBe(0.01);
+    expect(s.p90_ms).toBe(0.02);
+    expect(s.p99_ms).toBe(0.06);
+  });
+
+  it('reports a large latency within the 0.8% bucket error', () => {
+    const s = summarize('c', GOALS, 0.9, [seed({ latencies: repeat(2_000_000, 10) })], 30e6);
+    expect(s.p99_ms).toBeCloseTo(bucketMid(bucketOf(2_000_000)) / 1000, 9);
+    expect(Math.abs(s.p99_ms - 2000) / 2000).toBeLessThan(0.008);
+  });
+
+  it('counts failures at the timeout for p99_all', () => {
+    const results = [seed({ arrivals: 100, timedOut: 10, latencies: repeat(10, 90) })];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.p99_ms).toBe(0.01);
+    expect(s.p99_all_ms).toBe(0.05);
+    expect(s.timed_out).toBe(10);
+  });
+
+  it('leaves p99_all at the successes when failures stay under 1%', () => {
+    // rank ceil(0.99 x 1000) = 990 falls among the 995 successes
+    const results = [seed({ arrivals: 1000, rejected: 5, latencies: repeat(10, 995) })];
+    const s = summarize('c', GOALS, 0.9, results, 30_000_000);
+    expect(s.p99_all_ms).toBe(0.01);
+    const worse = summarize('c', GOALS, 0.9, [seed({ arrivals: 1000, rejected: 11, latencies: repeat(10, 989) })], 30_000_000);
+    expect(worse.p99_all_ms).toBeCloseTo(bucketMid(bucketOf(30_000_000)) / 1000, 9);
+  });
+
+  it('counts failures as infinitely slow without a deadline', () => {
+    const s = summarize('c', GOALS, 0.9, [seed({ arrivals: 100, rejected: 2, latencies: repeat(10, 98) })], 0);
+    expect(s.p99_all_ms).toBe(Infinity);
+    const few = summarize('c', GOALS, 0.9, [seed({ arrivals: 1000, rejected: 2, latencies: repeat(10, 998) })], 0);
+    expect(few.p99_all_ms).toBe(0.01);
+  });
+
+  it('computes the t-interval across seeds', () => {
+    // rates 0.96, 0.97, 0.98: mean 0.97, sd 0.01, t(0.975, 2) = 4.302653
+    const results = [96, 97, 98].map((k) => seed({ arrivals: 100, latencies: repeat(10, k) }));
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    const half = (4.302652729749464 * 0.01) / Math.sqrt(3);
+    expect(s.success).toBeCloseTo(0.97, 12);
+    expect(s.success_lo).toBeCloseTo(0.97 - half, 9);
+    expect(s.success_hi).toBeCloseTo(0.97 + half, 9);
+  });
+
+  it('clamps the interval to [0, 1]', () => {
+    const results = [90, 95, 100].map((k) => seed({ arrivals: 100, latencies: repeat(10, k) }));
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.success_hi).toBe(1);
+    expect(s.success_lo).toBeCloseTo(0.95 - (4.302652729749464 * 0.05) / Math.sqrt(3), 9);
+  });
+
+  it('gives a zero-width interval for one seed', () => {
+    const s = summarize('c', GOALS, 0.9, [seed({ arrivals: 100, latencies: repeat(10, 93) })], TIMEOUT);
+    expect(s.success_lo).toBe(0.93);
+    expect(s.success_hi).toBe(0.93);
+  });
+
+  it('knows the t critical values', () => {
+    expect(studentT975(1)).toBeCloseTo(12.7062, 4);
+    expect(studentT975(9)).toBeCloseTo(2.2622, 4);
+    expect(studentT975(63)).toBeCloseTo(1.9983, 4);
+  });
+
+  it('counts the seeds that meet both goals', () => {
+    const results = [
+      seed({ arrivals: 100, latencies: repeat(50, 95) }), // passes
+      seed({ arrivals: 100, latencies: repeat(50, 80) }), // success 0.8 < 0.9
+      seed({ arrivals: 100, latencies: repeat(200, 95) }), // p99 200 > 60
+      seed({ arrivals: 0 }), // no arrivals: does not pass
+    ];
+    const s = summarize('c', GOALS, 0.9, results, 1000);
+    expect(s.pass_probability).toBe(0.25);
+    expect(s.passes).toBe(false);
+  });
+
+  it('passes on equality with the goals', () => {
+    // success exactly 0.9 and p99 exactly 60 us meet success >= 0.9, p99 <= 60
+    const results = [seed({ arrivals: 10, latencies: repeat(60, 9) }), seed({ arrivals: 10, latencies: repeat(60, 9) })];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.pass_probability).toBe(1);
+    expect(s.passes).toBe(true);
+  });
+
+  it('needs the pass probability to reach the confidence', () => {
+    const good = seed({ arrivals: 100, latencies: repeat(10, 100) });
+    const bad = seed({ arrivals: 100, latencies: repeat(10, 85) });
+    const results = [good, good, good, bad];
+    expect(summarize('c', GOALS, 0.75, results, TIMEOUT).passes).toBe(true);
+    expect(summarize('c', GOALS, 0.8, results, TIMEOUT).passes).toBe(false);
+    // most seeds pass, but the one big failing seed drags the pooled success under the goal
+    const small = seed({ arrivals: 10, latencies: repeat(10, 10) });
+    const big = seed({ arrivals: 1000, latencies: repeat(10, 800) });
+    const pooled = summarize('c', GOALS, 0.8, [big, small, small, small, small], TIMEOUT);
+    expect(pooled.pass_probability).toBe(0.8);
+    expect(pooled.success).toBeCloseTo(840 / 1040, 12);
+    expect(pooled.passes).toBe(false);
+    // every seed over the p99 goal
+    const slow = seed({ arrivals: 100, latencies: repeat(61, 100) });
+    expect(summarize('c', GOALS, 0, [slow], TIMEOUT).passes).toBe(false);
+  });
+
+  it('skips seeds without successes in the p99 spread and gives NaN without any', () => {
+    const results = [
+      seed({ arrivals: 10, timedOut: 10, successes: 0 }),
+      ...Array.from({ length: 40 }, (_, i) => seed({ arrivals: 1, latencies: [i + 1] })),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    // nearest rank over 40 values: ceil(1) = 1st and ceil(39) = 39th
+    expect(s.p99_lo_ms).toBe(0.001);
+    expect(s.p99_hi_ms).toBe(0.039);
+
+    const none = summarize('c', GOALS, 0.9, [seed({ arrivals: 10, timedOut: 10, successes: 0 })], TIMEOUT);
+    expect(none.success).toBe(0);
+    expect(none.p50_ms).toBeNaN();
+    expect(none.p99_ms).toBeNaN();
+    expect(none.p99_lo_ms).toBeNaN();
+    expect(none.p99_hi_ms).toBeNaN();
+    expect(none.p99_all_ms).toBe(0.05);
+    expect(none.pass_probability).toBe(0);
+    expect(none.passes).toBe(false);
+  });
+
+  it('gives NaN rates for no arrivals at all', () => {
+    const s = summarize('c', GOALS, 0.9, [], TIMEOUT);
+    expect(s.seeds).toBe(0);
+    expect(s.success).toBeNaN();
+    expect(s.pass_probability).toBeNaN();
+    expect(s.passes).toBe(false);
+    expect(s.kv_hit_rate).toBe(0);
+    expect(s.top_replica_share).toBe(0);
+  });
+
+  it('pools the KV hit rate and the replica share', () => {
+    const results = [
+      seed({ promptTokens: 1000, cachedTokens: 500, calls: [10, 80, 10] }),
+      seed({ promptTokens: 3000, cachedTokens: 1500, calls: [0, 70, 30] }),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.kv_hit_rate).toBe(0.5);
+    expect(s.top_replica_share).toBe(150 / 200);
+  });
+
+  it('pools utilisation, batch, waits and failure counts', () => {
+    const results = [
+      seed({
+        arrivals: 10, rejected: 1, timedOut: 2, died: 3, latencies: repeat(10, 4),
+        busyMicros: 600, capacityMicros: 1000, batchArea: 1200,
+        waitSum: 4000, queued: 8, waited: 2, longestQueue: 7,
+      }),
+      seed({
+        arrivals: 10, rejected: 2, latencies: repeat(10, 8),
+        busyMicros: 200, capacityMicros: 1000, batchArea: 1000,
+        waitSum: 2000, queued: 4, waited: 1, longestQueue: 3,
+      }),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.gpu_utilization).toBe(0.4);
+    expect(s.mean_batch).toBe(2200 / 800);
+    expect(s.mean_wait_ms).toBe(0.5);
+    expect(s.wait_probability).toBe(0.25);
+    expect(s.longest_queue).toBe(7);
+    expect([s.rejected, s.timed_out, s.died]).toEqual([3, 2, 3]);
+    expect(s.requests).toBe(20);
+  });
+});

@@ -1,0 +1,71 @@
+/** Shared by the engine tests: run a problem file's case on an engine and decode the results. */
+import { fileURLToPath } from 'node:url';
+import { compile, type EngineConfig } from '../src/engine/compile.js';
+import { runReference } from '../src/engine/reference.js';
+import { decodeResult } from '../src/engine/result.js';
+import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { SimulationPool } from '../src/pool/pool.js';
+import type { Problem } from '../src/model/problem.js';
+import type { InstanceResult } from '../src/model/result.js';
+
+export function problemFile(name: string): string {
+  return fileURLToPath(new URL(`../problems/${name}.yaml`, import.meta.url));
+}
+
+export interface CaseRun {
+  readonly problem: Problem;
+  readonly config: EngineConfig;
+  readonly records: Uint32Array;
+  readonly results: InstanceResult[];
+}
+
+export function configFor(name: string, sets: readonly string[] = [], caseName = 'as-given'): { problem: Problem; config: EngineConfig } {
+  const problem = loadProblem(problemFile(name), sets);
+  const [scenario] = selectCases(problem, [caseName]);
+  return { problem, config: compile(problem, scenario!) };
+}
+
+export function decodeAll(config: EngineConfig, records: Uint32Array): InstanceResult[] {
+  const out: InstanceResult[] = [];
+  for (let i = 0; i < records.length / config.resultWords; i++) {
+    out.push(decodeResult(config, records.subarray(i * config.resultWords, (i + 1) * config.resultWords)));
+  }
+  return out;
+}
+
+let pool: SimulationPool | undefined;
+
+/** One pool for a test file; closed by `closePool` in afterAll. */
+export function testPool(): SimulationPool {
+  pool ??= new SimulationPool(2);
+  return pool;
+}
+
+export async function closePool(): Promise<void> {
+  await pool?.close();
+  pool = undefined;
+}
+
+/** Runs `seeds` instances of a case on the CPU pool (or in this thread with `reference`). */
+export async function runCase(
+  name: string,
+  options: { sets?: readonly string[]; caseName?: string; seeds: number; seed?: number; engine?: 'pool' | 'reference' },
+): Promise<CaseRun> {
+  const { problem, config } = configFor(name, options.sets ?? [], options.caseName ?? 'as-given');
+  const seed = options.seed ?? 1;
+  const records = options.engine === 'reference'
+    ? runReference(config, seed, 0, options.seeds)
+    : await testPool().run(config, seed, 0, options.seeds);
+  return { problem, config, records, results: decodeAll(config, records) };
+}
+
+export function sum(results: readonly InstanceResult[], field: keyof InstanceResult): number {
+  return results.reduce((s, r) => s + (r[field] as number), 0);
+}
+
+/** The seeds' latency histograms added up. */
+export function pooledLatency(results: readonly InstanceResult[]): Float64Array {
+  const pooled = new Float64Array(results[0]?.latency.length ?? 0);
+  for (const r of results) r.latency.forEach((c, i) => (pooled[i]! += c));
+  return pooled;
+}
