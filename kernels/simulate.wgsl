@@ -10,6 +10,10 @@
 // The buffers an instance runs on: state (all instances), its base, params and tables.
 @group(0) @binding(BINDING_STATE) var<storage, read_write> st: array<u32>;
 var<private> sb: u32;
+// Where this instance's results, jobs and heap start (fixed for a configuration).
+var<private> rs: u32;
+var<private> js: u32;
+var<private> hs: u32;
 @group(0) @binding(BINDING_PARAMS) var<storage, read> pr: array<u32>;
 @group(0) @binding(BINDING_TABLES) var<storage, read> tb: array<u32>;
 // The event being handled.
@@ -25,7 +29,7 @@ const SUB_BITS: u32 = 6u;
 // ---- results and arithmetic ----------------------------------------------------------------------------
 
 fn result(field: u32) -> u32 {
-  return sb + pr[P_OFF_RESULT] + field;
+  return rs + field;
 }
 
 fn count(field: u32) {
@@ -44,6 +48,10 @@ fn add64(field: u32, v: u32) {
 
 /** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
 fn mulAdd64(field: u32, a: u32, b: u32) {
+  if (((a | b) >> 16u) == 0u) {
+    add64(field, a * b);
+    return;
+  }
   let al = a & 0xffffu;
   let ah = a >> 16u;
   let bl = b & 0xffffu;
@@ -91,7 +99,7 @@ fn sample(table: u32, u: u32) -> u32 {
 // ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
 
 fn heapAt(i: u32) -> u32 {
-  return sb + pr[P_OFF_HEAP] + i * HEAP_WORDS;
+  return hs + i * HEAP_WORDS;
 }
 
 fn heapBefore(a: u32, b: u32) -> bool {
@@ -160,7 +168,7 @@ fn heapPop() {
 // ---- jobs and FIFO queues ---------------------------------------------------------------
 
 fn jobAt(j: u32) -> u32 {
-  return sb + pr[P_OFF_JOBS] + j * JOB_WORDS;
+  return js + j * JOB_WORDS;
 }
 
 fn jobAlloc() -> u32 {
@@ -212,14 +220,6 @@ fn queueUnlink(q: u32, j: u32) {
   st[q + 2u] = st[q + 2u] - 1u;
 }
 
-/** Integrates the number of jobs in the system over the measured window, then changes it. */
-fn inSystem(delta: i32) {
-  let now = st[sb + G_NOW];
-  mulAdd64(R_IN_SYSTEM_AREA, st[sb + G_IN_SYSTEM], measured(st[sb + G_AREA_AT], now));
-  st[sb + G_AREA_AT] = now;
-  st[sb + G_IN_SYSTEM] = st[sb + G_IN_SYSTEM] + bitcast<u32>(delta);
-}
-
 fn noteBusy(begin: u32, to: u32, batch: u32) {
   let t = measured(begin, to);
   add64(R_BUSY, t);
@@ -252,7 +252,8 @@ fn jobRelease(j: u32) {
     st[ab + AP_BUSY] = st[ab + AP_BUSY] - 1u;
   }
   if (pr[P_KIND] == KIND_TASK) { st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] - 1u; }
-  inSystem(-1);
+  // the integral of the number in system is each job's time in the measured window, summed
+  add64(R_IN_SYSTEM_AREA, measured(st[jb + J_ARRIVAL], st[sb + G_NOW]));
   jobFree(j);
 }
 
@@ -932,7 +933,6 @@ fn arrival() {
   st[jb + J_RETRIES] = pr[P_RETRIES];
   st[jb + J_PREFIX] = 0u;
   st[jb + J_DEADLINE] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
-  inSystem(1);
   if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[jb + J_GEN]); }
   if (pr[P_KIND] == KIND_JOB) {
     serverArrive(j);
@@ -1077,35 +1077,49 @@ fn jobEventLive() -> bool {
 }
 
 fn handleEvent() {
-  if (evKind == EV_ARRIVAL) {
-    arrival();
-  } else if (evKind == EV_DEADLINE) {
-    if (jobEventLive()) {
-      jobDetach(evId);
-      jobFail(evId, R_TIMED_OUT);
+  switch (evKind) {
+    case EV_ARRIVAL: {
+      arrival();
     }
-  } else if (evKind == EV_ROUTE) {
-    if (jobEventLive()) { routeCall(evId); }
-  } else if (evKind == EV_REPLICA) {
-    if (st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
-  } else if (evKind == EV_TOOL_DONE) {
-    if (jobEventLive()) { toolDone(evId); }
-  } else if (evKind == EV_SERVICE_DONE) {
-    if (jobEventLive()) {
-      serviceEnd(evId);
-      jobSucceed(evId);
-      serverDispatch();
+    case EV_DEADLINE: {
+      if (jobEventLive()) {
+        jobDetach(evId);
+        jobFail(evId, R_TIMED_OUT);
+      }
     }
-  } else if (evKind == EV_SLOW_START) {
-    slowChange(1u);
-  } else if (evKind == EV_SLOW_END) {
-    slowChange(0u);
-  } else if (evKind == EV_FAIL_START) {
-    failureStart(evId);
-  } else if (evKind == EV_FAIL_DETECT) {
-    failureDetect(evId);
-  } else if (evKind == EV_FAIL_END) {
-    failureEnd(evId);
+    case EV_ROUTE: {
+      if (jobEventLive()) { routeCall(evId); }
+    }
+    case EV_REPLICA: {
+      if (st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
+    }
+    case EV_TOOL_DONE: {
+      if (jobEventLive()) { toolDone(evId); }
+    }
+    case EV_SERVICE_DONE: {
+      if (jobEventLive()) {
+        serviceEnd(evId);
+        jobSucceed(evId);
+        serverDispatch();
+      }
+    }
+    case EV_SLOW_START: {
+      slowChange(1u);
+    }
+    case EV_SLOW_END: {
+      slowChange(0u);
+    }
+    case EV_FAIL_START: {
+      failureStart(evId);
+    }
+    case EV_FAIL_DETECT: {
+      failureDetect(evId);
+    }
+    case EV_FAIL_END: {
+      failureEnd(evId);
+    }
+    // WGSL's switch must have one; simulate.ts ignores any other kind too
+    default: {}
   }
 }
 
@@ -1148,6 +1162,9 @@ fn initInstance(seed: u32, instance: u32) {
 // The bindings above are simulate.ts's EngineBuffers; an instance's slot picks its base.
 fn bind(slot: u32) {
   sb = slot * pr[P_STATE_WORDS];
+  rs = sb + pr[P_OFF_RESULT];
+  js = sb + pr[P_OFF_JOBS];
+  hs = sb + pr[P_OFF_HEAP];
 }
 
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */

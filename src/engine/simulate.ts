@@ -19,6 +19,10 @@ import { draw, instanceKey, pcg, sampleTable } from './rng.js';
 // The buffers an instance runs on: state (all instances), its base, params and tables.
 let st: Uint32Array = new Uint32Array(0);
 let sb = 0;
+// Where this instance's results, jobs and heap start (fixed for a configuration).
+let rs = 0;
+let js = 0;
+let hs = 0;
 let pr: Uint32Array = new Uint32Array(0);
 let tb: Uint32Array = new Uint32Array(0);
 // The event being handled.
@@ -34,7 +38,7 @@ const SUB_BITS = 6;
 // ---- results and arithmetic ----------------------------------------------------------------------------
 
 function result(field: number): number {
-  return sb + pr[P.OFF_RESULT]! + field;
+  return rs + field;
 }
 
 function count(field: number): void {
@@ -53,6 +57,10 @@ function add64(field: number, v: number): void {
 
 /** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
 function mulAdd64(field: number, a: number, b: number): void {
+  if ((a | b) >>> 16 === 0) {
+    add64(field, a * b);
+    return;
+  }
   const al = a & 0xffff;
   const ah = a >>> 16;
   const bl = b & 0xffff;
@@ -100,7 +108,7 @@ function sample(table: number, u: number): number {
 // ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
 
 function heapAt(i: number): number {
-  return sb + pr[P.OFF_HEAP]! + i * HEAP_WORDS;
+  return hs + i * HEAP_WORDS;
 }
 
 function heapBefore(a: number, b: number): boolean {
@@ -169,7 +177,7 @@ function heapPop(): void {
 // ---- jobs and FIFO queues ---------------------------------------------------------------
 
 function jobAt(j: number): number {
-  return sb + pr[P.OFF_JOBS]! + j * JOB_WORDS;
+  return js + j * JOB_WORDS;
 }
 
 function jobAlloc(): number {
@@ -221,14 +229,6 @@ function queueUnlink(q: number, j: number): void {
   st[q + 2] = st[q + 2]! - 1;
 }
 
-/** Integrates the number of jobs in the system over the measured window, then changes it. */
-function inSystem(delta: number): void {
-  const now = st[sb + G.NOW]!;
-  mulAdd64(R.IN_SYSTEM_AREA, st[sb + G.IN_SYSTEM]!, measured(st[sb + G.AREA_AT]!, now));
-  st[sb + G.AREA_AT] = now;
-  st[sb + G.IN_SYSTEM] = (st[sb + G.IN_SYSTEM]! + delta) >>> 0;
-}
-
 function noteBusy(from: number, to: number, batch: number): void {
   const t = measured(from, to);
   add64(R.BUSY, t);
@@ -261,7 +261,8 @@ function jobRelease(j: number): void {
     st[ab + AP.BUSY] = st[ab + AP.BUSY]! - 1;
   }
   if (pr[P.KIND] === KIND.TASK) st[sb + G.ORCH_BUSY] = st[sb + G.ORCH_BUSY]! - 1;
-  inSystem(-1);
+  // the integral of the number in system is each job's time in the measured window, summed
+  add64(R.IN_SYSTEM_AREA, measured(st[jb + J.ARRIVAL]!, st[sb + G.NOW]!));
   jobFree(j);
 }
 
@@ -940,7 +941,6 @@ function arrival(): void {
   st[jb + J.RETRIES] = pr[P.RETRIES]!;
   st[jb + J.PREFIX] = 0;
   st[jb + J.DEADLINE] = pr[P.TIMEOUT]! > 0 ? now + pr[P.TIMEOUT]! : NONE;
-  inSystem(1);
   if (pr[P.TIMEOUT]! > 0) heapPush(now + pr[P.TIMEOUT]!, EV.DEADLINE, j, st[jb + J.GEN]!);
   if (pr[P.KIND] === KIND.JOB) {
     serverArrive(j);
@@ -1083,35 +1083,47 @@ function jobEventLive(): boolean {
 }
 
 function handleEvent(): void {
-  if (evKind === EV.ARRIVAL) {
-    arrival();
-  } else if (evKind === EV.DEADLINE) {
-    if (jobEventLive()) {
-      jobDetach(evId);
-      jobFail(evId, R.TIMED_OUT);
-    }
-  } else if (evKind === EV.ROUTE) {
-    if (jobEventLive()) routeCall(evId);
-  } else if (evKind === EV.REPLICA) {
-    if (st[replicaAt(evId) + RP.GEN] === evTag) replicaBoundary(evId);
-  } else if (evKind === EV.TOOL_DONE) {
-    if (jobEventLive()) toolDone(evId);
-  } else if (evKind === EV.SERVICE_DONE) {
-    if (jobEventLive()) {
-      serviceEnd(evId);
-      jobSucceed(evId);
-      serverDispatch();
-    }
-  } else if (evKind === EV.SLOW_START) {
-    slowChange(1);
-  } else if (evKind === EV.SLOW_END) {
-    slowChange(0);
-  } else if (evKind === EV.FAIL_START) {
-    failureStart(evId);
-  } else if (evKind === EV.FAIL_DETECT) {
-    failureDetect(evId);
-  } else if (evKind === EV.FAIL_END) {
-    failureEnd(evId);
+  switch (evKind) {
+    case EV.ARRIVAL:
+      arrival();
+      break;
+    case EV.DEADLINE:
+      if (jobEventLive()) {
+        jobDetach(evId);
+        jobFail(evId, R.TIMED_OUT);
+      }
+      break;
+    case EV.ROUTE:
+      if (jobEventLive()) routeCall(evId);
+      break;
+    case EV.REPLICA:
+      if (st[replicaAt(evId) + RP.GEN] === evTag) replicaBoundary(evId);
+      break;
+    case EV.TOOL_DONE:
+      if (jobEventLive()) toolDone(evId);
+      break;
+    case EV.SERVICE_DONE:
+      if (jobEventLive()) {
+        serviceEnd(evId);
+        jobSucceed(evId);
+        serverDispatch();
+      }
+      break;
+    case EV.SLOW_START:
+      slowChange(1);
+      break;
+    case EV.SLOW_END:
+      slowChange(0);
+      break;
+    case EV.FAIL_START:
+      failureStart(evId);
+      break;
+    case EV.FAIL_DETECT:
+      failureDetect(evId);
+      break;
+    case EV.FAIL_END:
+      failureEnd(evId);
+      break;
   }
 }
 
@@ -1164,6 +1176,9 @@ function bind(buffers: EngineBuffers, instance: number): void {
   pr = buffers.params;
   tb = buffers.tables;
   sb = instance * pr[P.STATE_WORDS]!;
+  rs = sb + pr[P.OFF_RESULT]!;
+  js = sb + pr[P.OFF_JOBS]!;
+  hs = sb + pr[P.OFF_HEAP]!;
 }
 
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */

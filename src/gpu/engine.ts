@@ -1,0 +1,351 @@
+/**
+ * The WGSL engine: thousands of seeded instances in lockstep, one invocation each, giving the
+ * reference engine's result records bit for bit (MODEL.md section 7).
+ *
+ * Instances run in batches sized by the buffer limits. A batch is initialised, then advanced
+ * through time windows, each its own submit, so no single dispatch runs long enough for a
+ * driver to declare the device hung; after each window the count of finished instances comes
+ * back (progress, and an early exit), and at the end only the result records are read back.
+ */
+import type { EngineConfig } from '../engine/compile.js';
+import { G } from '../engine/layout.js';
+import { END_OF_TIME, horizonOf, runReference } from '../engine/reference.js';
+import { extractResult } from '../engine/result.js';
+import { ServesimError } from '../errors.js';
+import { captureGpuErrors, type GpuContext, type GpuLimits } from './adapter.js';
+import {
+  checkBufferSize,
+  createStorageBuffer,
+  createStorageBufferOfSize,
+  createUniformBuffer,
+  formatCount,
+  readStorageBuffer,
+  writeBuffer,
+} from './buffers.js';
+import { planDispatch, type DispatchPlan } from './dispatch.js';
+import { BINDING, ENTRY_POINT, RUN_WORDS, kernelSource } from './kernel-source.js';
+
+/** Time windows a run is advanced in unless told otherwise. */
+export const DEFAULT_WINDOWS = 16;
+/** Invocations per workgroup (the kernels' `WG` override). */
+export const WORKGROUP_SIZE = 64;
+/** Instances the CPU fallback runs between progress reports. */
+const CPU_SLICE = 16;
+
+// The spec's flag values, written out so this module works before webgpu's globals exist.
+const COMPUTE_STAGE = 0x4;
+const USAGE_MAP_READ = 0x0001;
+const USAGE_COPY_DST = 0x0008;
+const MAP_MODE_READ = 0x0001;
+
+export interface GpuRunOptions {
+  /** Time windows to advance in, each its own submit; default {@link DEFAULT_WINDOWS}. */
+  readonly windows?: number;
+  readonly signal?: AbortSignal;
+  /** Called as instances finish (after each window), with the number finished so far. */
+  readonly onProgress?: (done: number) => void;
+  /** Most instances per batch; default as many as the buffer limits allow. */
+  readonly maxBatch?: number;
+}
+
+/** What {@link runGpuWithFallback} ran where. */
+export interface GpuRunOutcome {
+  /** The result records, as {@link runGpu} returns them. */
+  readonly records: Uint32Array;
+  /** Instances whose records came from the GPU: the first ones, in order. */
+  readonly gpuInstances: number;
+  /** Instances the CPU reference engine ran after the GPU failed: the rest. */
+  readonly cpuInstances: number;
+  readonly adapter: string;
+  /** Why some instances ran on the CPU; absent when none did. */
+  readonly note?: string;
+}
+
+interface Kernel {
+  readonly layout: GPUBindGroupLayout;
+  readonly init: GPUComputePipeline;
+  readonly advance: GPUComputePipeline;
+  readonly gather: GPUComputePipeline;
+}
+
+// Compiling the engine takes seconds on a software adapter: once per device.
+const kernels = new WeakMap<GPUDevice, Promise<Kernel>>();
+
+function kernelFor(device: GPUDevice): Promise<Kernel> {
+  let kernel = kernels.get(device);
+  if (kernel === undefined) {
+    kernel = captureGpuErrors(device, 'compiling the WGSL engine', () => buildKernel(device));
+    kernel.catch(() => kernels.delete(device));
+    kernels.set(device, kernel);
+  }
+  return kernel;
+}
+
+async function buildKernel(device: GPUDevice): Promise<Kernel> {
+  const entry = (type: GPUBufferBindingType, binding: number): GPUBindGroupLayoutEntry => ({
+    binding,
+    visibility: COMPUTE_STAGE,
+    buffer: { type },
+  });
+  const layout = device.createBindGroupLayout({
+    label: 'servesim engine',
+    entries: [
+      entry('read-only-storage', BINDING.PARAMS),
+      entry('read-only-storage', BINDING.TABLES),
+      entry('storage', BINDING.STATE),
+      entry('uniform', BINDING.RUN),
+      entry('storage', BINDING.DONE),
+      entry('storage', BINDING.RESULTS),
+    ],
+  });
+  const pipelineLayout = device.createPipelineLayout({ label: 'servesim engine', bindGroupLayouts: [layout] });
+  const module = device.createShaderModule({ label: 'servesim engine', code: kernelSource() });
+  const pipeline = (entryPoint: string): Promise<GPUComputePipeline> =>
+    device.createComputePipelineAsync({
+      label: entryPoint,
+      layout: pipelineLayout,
+      compute: { module, entryPoint, constants: { WG: WORKGROUP_SIZE } },
+    });
+  const [init, advance, gather] = await Promise.all([
+    pipeline(ENTRY_POINT.init),
+    pipeline(ENTRY_POINT.advance),
+    pipeline(ENTRY_POINT.gather),
+  ]);
+  return { layout, init, advance, gather };
+}
+
+/**
+ * Instances whose state fits one batch on these limits.
+ *
+ * @throws ServesimError SERVESIM_GPU_LIMIT, naming the limit, when not even one fits.
+ */
+export function batchCapacity(
+  config: EngineConfig,
+  limits: Pick<GpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize' | 'maxUniformBufferBindingSize'>,
+): number {
+  const bytes = config.stateWords * 4;
+  checkBufferSize(bytes, limits, `the state of one instance (case ${config.scenario})`);
+  return Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) / bytes);
+}
+
+function lostError(ctx: GpuContext, info: GPUDeviceLostInfo, what: string): ServesimError {
+  return new ServesimError('SERVESIM_GPU_ERROR', `${what}: GPU device lost on ${ctx.adapterName} (${info.reason}): ${info.message}`);
+}
+
+// Unlike ctx.throwIfFailed, a device destroyed under a run fails it: its results are gone.
+function checkDevice(ctx: GpuContext, what: string): void {
+  if (ctx.lostInfo !== null) throw lostError(ctx, ctx.lostInfo, what);
+  ctx.throwIfFailed(what);
+}
+
+function asGpuError(ctx: GpuContext, err: unknown, what: string): ServesimError {
+  if (err instanceof ServesimError) return err;
+  if (ctx.lostInfo !== null) return lostError(ctx, ctx.lostInfo, what);
+  return new ServesimError('SERVESIM_GPU_ERROR', `${what}: ${err instanceof Error ? err.message : String(err)} on ${ctx.adapterName}`);
+}
+
+/** Awaits GPU work, or fails as soon as the device is lost (a lost device may never answer). */
+async function whileAlive<T>(ctx: GpuContext, work: Promise<T>, what: string): Promise<T> {
+  const lost = ctx.lost.then((info) => ({ lost: info }));
+  let winner: { value: T } | { lost: GPUDeviceLostInfo };
+  try {
+    winner = await Promise.race([work.then((value) => ({ value })), lost]);
+  } catch (err) {
+    throw asGpuError(ctx, err, what);
+  }
+  if ('lost' in winner) throw lostError(ctx, winner.lost, what);
+  return winner.value;
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
+}
+
+/** The end of window w of `windows` (1-based), as runReference advances them. */
+function windowEnd(config: EngineConfig, w: number, windows: number): number {
+  return w === windows ? END_OF_TIME : Math.floor((horizonOf(config) * w) / windows);
+}
+
+function checkCount(name: string, n: number, min: number): void {
+  if (!Number.isSafeInteger(n) || n < min) throw new RangeError(`runGpu: ${name} ${n} is not an integer >= ${min}`);
+}
+
+/** Reports only increases: the CPU fallback restarts instances the GPU had reported. */
+function progressReporter(onProgress: ((done: number) => void) | undefined): (done: number) => void {
+  let reported = 0;
+  return (done) => {
+    if (done <= reported) return;
+    reported = done;
+    onProgress?.(done);
+  };
+}
+
+/**
+ * Runs the instances on the GPU, writing each batch's records into `out` as it completes;
+ * `finished.gpu` counts the instances written. Throws SERVESIM_GPU_ERROR on any GPU failure.
+ */
+async function runBatches(
+  ctx: GpuContext,
+  config: EngineConfig,
+  seed: number,
+  first: number,
+  count: number,
+  options: GpuRunOptions,
+  report: (done: number) => void,
+  out: Uint32Array,
+  finished: { gpu: number },
+): Promise<void> {
+  const windows = options.windows ?? DEFAULT_WINDOWS;
+  checkCount('windows', windows, 1);
+  const capacity = Math.min(batchCapacity(config, ctx.limits), options.maxBatch ?? Infinity);
+  checkCount('maxBatch', capacity, 1);
+  const batch = Math.min(count, capacity);
+  planDispatch(batch, WORKGROUP_SIZE, ctx.limits);
+  throwIfCancelled(options.signal);
+  if (count === 0) return;
+  checkDevice(ctx, 'before the WGSL engine');
+  const kernel = await whileAlive(ctx, kernelFor(ctx.device), 'compiling the WGSL engine');
+
+  const { device } = ctx;
+  const recordWords = config.resultWords + 1;
+  const buffers: GPUBuffer[] = [];
+  const keep = (b: GPUBuffer): GPUBuffer => {
+    buffers.push(b);
+    return b;
+  };
+  try {
+    const params = keep(createStorageBuffer(device, config.params, { label: 'params', what: 'the parameter block' }));
+    const tables = keep(createStorageBuffer(device, config.tables, { label: 'tables', what: 'the distribution tables' }));
+    const state = keep(createStorageBufferOfSize(device, batch * config.stateWords * 4, { label: 'state', what: `the state of ${formatCount(batch)} instances` }));
+    const results = keep(createStorageBufferOfSize(device, batch * recordWords * 4, { label: 'results', what: `the results of ${formatCount(batch)} instances` }));
+    const done = keep(createStorageBufferOfSize(device, 4, { label: 'done count' }));
+    const doneStaging = keep(device.createBuffer({ label: 'done count readback', size: 4, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
+    const runWords = new Uint32Array(RUN_WORDS);
+    const run = keep(createUniformBuffer(device, runWords, { label: 'run' }));
+    const bindGroup = device.createBindGroup({
+      label: 'servesim engine',
+      layout: kernel.layout,
+      entries: [
+        { binding: BINDING.PARAMS, resource: { buffer: params } },
+        { binding: BINDING.TABLES, resource: { buffer: tables } },
+        { binding: BINDING.STATE, resource: { buffer: state } },
+        { binding: BINDING.RUN, resource: { buffer: run } },
+        { binding: BINDING.DONE, resource: { buffer: done } },
+        { binding: BINDING.RESULTS, resource: { buffer: results } },
+      ],
+    });
+    const dispatch = (encoder: GPUCommandEncoder, pipeline: GPUComputePipeline, plan: DispatchPlan): void => {
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(plan.x, plan.y);
+      pass.end();
+    };
+
+    for (let offset = 0; offset < count; offset += batch) {
+      const n = Math.min(batch, count - offset);
+      const what = `instances ${formatCount(first + offset)} to ${formatCount(first + offset + n - 1)}`;
+      const plan = planDispatch(n, WORKGROUP_SIZE, ctx.limits);
+      runWords.set([n, first + offset, seed, 0]);
+      writeBuffer(device, run, runWords);
+      const init = device.createCommandEncoder();
+      dispatch(init, kernel.init, plan);
+      device.queue.submit([init.finish()]);
+      for (let w = 1; w <= windows; w++) {
+        throwIfCancelled(options.signal);
+        runWords[3] = windowEnd(config, w, windows);
+        writeBuffer(device, run, runWords);
+        const advance = device.createCommandEncoder();
+        advance.clearBuffer(done);
+        dispatch(advance, kernel.advance, plan);
+        advance.copyBufferToBuffer(done, 0, doneStaging, 0, 4);
+        device.queue.submit([advance.finish()]);
+        await whileAlive(ctx, doneStaging.mapAsync(MAP_MODE_READ), `${what}, window ${w} of ${windows}`);
+        const finishedNow = new Uint32Array(doneStaging.getMappedRange())[0]!;
+        doneStaging.unmap();
+        checkDevice(ctx, `${what}, window ${w} of ${windows}`);
+        report(offset + finishedNow);
+        if (finishedNow === n) break;
+      }
+      const gather = device.createCommandEncoder();
+      dispatch(gather, kernel.gather, plan);
+      device.queue.submit([gather.finish()]);
+      const words = await whileAlive(
+        ctx,
+        readStorageBuffer(device, results, { byteLength: n * recordWords * 4 }),
+        `reading back ${what}`,
+      );
+      checkDevice(ctx, `reading back ${what}`);
+      // A gathered record is the error word, then the result record: extractResult reads it
+      // as a state whose G.ERROR word lies at the record's start and the result just after.
+      const view: EngineConfig = { ...config, resultOffset: G.ERROR + 1 };
+      for (let i = 0; i < n; i++) {
+        out.set(extractResult(view, words, i * recordWords - G.ERROR), (offset + i) * config.resultWords);
+      }
+      finished.gpu = offset + n;
+    }
+  } catch (err) {
+    throw asGpuError(ctx, err, 'the WGSL engine');
+  } finally {
+    for (const b of buffers) b.destroy();
+  }
+}
+
+/**
+ * Simulates instances `first .. first + count - 1` of base seed `seed` on the GPU and returns
+ * their result records, concatenated (config.resultWords each): exactly what
+ * `runReference(config, seed, first, count)` returns.
+ *
+ * @throws ServesimError SERVESIM_GPU_LIMIT when one instance's state exceeds the buffer
+ *   limits; SERVESIM_GPU_ERROR when the device is lost or reports an error;
+ *   SERVESIM_CAPACITY_EXCEEDED as runReference; SERVESIM_CANCELLED when `signal` aborts.
+ */
+export async function runGpu(
+  ctx: GpuContext,
+  config: EngineConfig,
+  seed: number,
+  first: number,
+  count: number,
+  options: GpuRunOptions = {},
+): Promise<Uint32Array> {
+  checkCount('count', count, 0);
+  const out = new Uint32Array(count * config.resultWords);
+  await runBatches(ctx, config, seed, first, count, options, progressReporter(options.onProgress), out, { gpu: 0 });
+  return out;
+}
+
+/**
+ * {@link runGpu}, except that when the GPU fails mid-run (device lost, an uncaptured error, a
+ * pipeline that does not compile) the instances it had not finished run on the CPU reference
+ * engine instead; the outcome says how many ran where, and why.
+ */
+export async function runGpuWithFallback(
+  ctx: GpuContext,
+  config: EngineConfig,
+  seed: number,
+  first: number,
+  count: number,
+  options: GpuRunOptions = {},
+): Promise<GpuRunOutcome> {
+  checkCount('count', count, 0);
+  const out = new Uint32Array(count * config.resultWords);
+  const report = progressReporter(options.onProgress);
+  const finished = { gpu: 0 };
+  try {
+    await runBatches(ctx, config, seed, first, count, options, report, out, finished);
+    return { records: out, gpuInstances: count, cpuInstances: 0, adapter: ctx.adapterName };
+  } catch (err) {
+    if (!(err instanceof ServesimError) || err.code !== 'SERVESIM_GPU_ERROR') throw err;
+    const gpu = finished.gpu;
+    for (let i = gpu; i < count; i += CPU_SLICE) {
+      throwIfCancelled(options.signal);
+      const n = Math.min(CPU_SLICE, count - i);
+      out.set(runReference(config, seed, first + i, n), i * config.resultWords);
+      report(i + n);
+      // lets an abort (or a server's other requests) in between slices
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const note = `${err.message}; ${formatCount(count - gpu)} of ${formatCount(count)} instances ran on the CPU reference engine instead`;
+    return { records: out, gpuInstances: gpu, cpuInstances: count - gpu, adapter: ctx.adapterName, note };
+  }
+}
