@@ -1,0 +1,68 @@
+/**
+ * The hint request and result: what `servesim hint` and POST /v1/hints take and give.
+ * The search itself lives in `search.ts`; this file is the contract the CLI and the service
+ * share.
+ */
+import { z } from 'zod';
+
+const value = z.union([z.number(), z.string()]);
+const range = z.object({ from: z.number(), to: z.number(), step: z.number().positive() }).strict();
+
+export const hintRequestSchema = z
+  .object({
+    /** A shipped problem id, or the problem itself (paths only from the CLI). */
+    problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+    /** The paths to search over, each a list or a range (as a sweep's grid). */
+    vary: z.record(z.string(), z.union([z.array(value).min(1), range])),
+    /** Cost of a configuration: an arithmetic expression over the varied paths and problem
+     * fields (default `gpu.replicas * gpu.slots`). */
+    cost: z.string().min(1).optional(),
+    cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
+    seeds: z.number().int().min(1).max(100_000).default(32),
+    seed: z.number().int().min(0).max(0xffffffff).optional(),
+    confidence: z.number().gt(0).max(1).optional(),
+    engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
+  })
+  .strict();
+
+export type HintRequest = z.input<typeof hintRequestSchema>;
+
+/** One case's margin against the goals (positive: met with room to spare). */
+export interface CaseMargin {
+  readonly case: string;
+  readonly passes: boolean;
+  readonly success: number;
+  readonly p99_ms: number;
+  readonly pass_probability: number;
+  /** success - goal (fraction). */
+  readonly success_margin: number;
+  /** goal - p99 (milliseconds). */
+  readonly p99_margin_ms: number;
+  /** "server-dies: p99 4.1 s > 3 s" when it fails, else "". */
+  readonly why: string;
+}
+
+export interface HintConfiguration {
+  readonly values: Readonly<Record<string, number | string>>;
+  readonly cost: number;
+  readonly cases: readonly CaseMargin[];
+}
+
+export interface Hint {
+  /** A cheapest passing configuration (one of the Pareto set). */
+  readonly found: HintConfiguration;
+  /** The next cheaper configurations along each varied path, and why each fails. */
+  readonly cheaper: readonly HintConfiguration[];
+}
+
+export interface HintResult {
+  readonly problemId: string;
+  readonly paths: readonly string[];
+  /** The Pareto set of passing configurations, cheapest first; empty when none passes. */
+  readonly hints: readonly Hint[];
+  readonly evaluated: number;
+  readonly gridSize: number;
+  /** Points where a monotonicity the search assumed turned out false (checked, not assumed). */
+  readonly monotonicityViolations: readonly string[];
+  readonly engine: string | null;
+}

@@ -1,0 +1,210 @@
+/**
+ * Sweep files (`sweeps/*.yaml`, or the JSON body of POST /v1/sweeps): a problem, a grid of
+ * dotted paths (the same paths as `--set`), the cases and seeds. Parsed once into a typed
+ * `Sweep`; every grid point is checked to build a valid problem before any work starts.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ServesimError } from '../errors.js';
+import type { Problem } from '../model/problem.js';
+import { problemFromObject } from '../problem/parse.js';
+import { selectCases } from '../problem/parse.js';
+import type { EngineChoice } from '../run/types.js';
+
+/** Refuse sweeps larger than this many instances (grid points x cases x seeds) by default. */
+export const DEFAULT_MAX_INSTANCES = 2_000_000;
+const MAX_POINTS = 100_000;
+
+const value = z.union([z.number(), z.string()]);
+const range = z
+  .object({ from: z.number(), to: z.number(), step: z.number().positive('must be positive') })
+  .strict()
+  .refine((r) => r.to >= r.from, { message: 'to must be at least from' });
+
+export const sweepFileSchema = z
+  .object({
+    $schema: z.string().optional(),
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case words joined by -').optional(),
+    title: z.string().optional(),
+    /** A path (relative to the sweep file), the id of a shipped problem, or the problem itself. */
+    problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+    grid: z.record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range])),
+    cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
+    seeds: z.number().int().min(1).max(1_000_000).default(64),
+    seed: z.number().int().min(0).max(0xffffffff).optional(),
+    confidence: z.number().gt(0).max(1).optional(),
+    engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
+  })
+  .strict();
+
+export type SweepFile = z.input<typeof sweepFileSchema>;
+
+export type GridValue = number | string;
+
+export interface GridAxis {
+  readonly path: string;
+  readonly values: readonly GridValue[];
+  /** How the values are stored in a table: whole numbers, reals, or names. */
+  readonly type: 'int' | 'float' | 'string';
+}
+
+export interface GridPoint {
+  readonly index: number;
+  readonly values: readonly GridValue[];
+  /** `--set` strings that make this point's problem. */
+  readonly sets: readonly string[];
+}
+
+export interface Sweep {
+  readonly id: string;
+  readonly title: string;
+  /** The problem before the grid's overrides, as raw input (validated). */
+  readonly problemRaw: unknown;
+  readonly problemSource: string;
+  readonly problem: Problem;
+  readonly axes: readonly GridAxis[];
+  readonly points: readonly GridPoint[];
+  readonly caseNames: readonly string[];
+  readonly seeds: number;
+  readonly baseSeed: number;
+  readonly confidence: number;
+  readonly engine: EngineChoice;
+}
+
+export interface SweepParseOptions {
+  /** Folder that relative problem paths are resolved against; absent: paths are refused. */
+  readonly baseDir?: string;
+  readonly maxInstances?: number;
+  /** Replaces the file's seeds (the CLI's --seeds). */
+  readonly seeds?: number;
+  readonly engine?: EngineChoice;
+}
+
+const shippedProblems = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../problems/' : '../../../problems/', import.meta.url));
+
+/** The folder of problem files shipped with servesim. */
+export function shippedProblemsDir(): string {
+  return shippedProblems;
+}
+
+function invalid(path: string, message: string): ServesimError {
+  return new ServesimError('SERVESIM_SWEEP_INVALID', message, path);
+}
+
+function axisValues(path: string, spec: readonly GridValue[] | { from: number; to: number; step: number }): GridValue[] {
+  if (Array.isArray(spec)) return [...spec];
+  const { from, to, step } = spec as { from: number; to: number; step: number };
+  const count = Math.floor((to - from) / step + 1e-9) + 1;
+  if (count > MAX_POINTS) throw invalid(`grid.${path}`, `a range of ${count} values; at most ${MAX_POINTS}`);
+  return Array.from({ length: count }, (_, i) => Number((from + i * step).toPrecision(12)));
+}
+
+function axisType(values: readonly GridValue[]): GridAxis['type'] {
+  if (values.every((v) => typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 31)) return 'int';
+  if (values.every((v) => typeof v === 'number')) return 'float';
+  return 'string';
+}
+
+/** Reads the problem a sweep names: a shipped id, a file path, or an inline object. */
+function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string } {
+  if (typeof problem !== 'string') return { raw: problem, source: 'inline problem' };
+  const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
+  if (!shipped && baseDir === undefined) {
+    throw invalid('problem', `"${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`);
+  }
+  const file = shipped ? resolve(shippedProblems, `${problem}.yaml`) : resolve(baseDir!, problem);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw invalid('problem', shipped ? `no shipped problem "${problem}"` : `cannot read ${file}`);
+  }
+  return { raw: parseYaml(text) as unknown, source: file };
+}
+
+/** Validates a sweep (already parsed from YAML or JSON) and expands its grid. */
+export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): Sweep {
+  const parsed = sweepFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(sweep)'}: ${i.message}`);
+    throw new ServesimError('SERVESIM_SWEEP_INVALID', `invalid sweep: ${lines.join('; ')}`);
+  }
+  const file = parsed.data;
+  const { raw: problemRaw, source } = resolveProblem(file.problem, options.baseDir);
+  const problem = problemFromObject(problemRaw, [], source);
+
+  const axes: GridAxis[] = Object.entries(file.grid).map(([path, spec]) => {
+    const values = axisValues(path, spec as never);
+    return { path, values, type: axisType(values) };
+  });
+  const count = axes.reduce((n, a) => n * a.values.length, 1);
+  const caseNames = selectCases(problem, file.cases).map((c) => c.name);
+  const seeds = options.seeds ?? file.seeds;
+  const instances = count * caseNames.length * seeds;
+  const limit = options.maxInstances ?? DEFAULT_MAX_INSTANCES;
+  if (count > MAX_POINTS || instances > limit) {
+    throw new ServesimError(
+      'SERVESIM_GRID_TOO_LARGE',
+      `${count.toLocaleString('en')} grid points x ${caseNames.length} cases x ${seeds} seeds = ${instances.toLocaleString('en')} instances; the limit is ${limit.toLocaleString('en')} instances (${MAX_POINTS.toLocaleString('en')} points)`,
+      'grid',
+    );
+  }
+
+  const points: GridPoint[] = [];
+  for (let index = 0; index < count; index++) {
+    let rest = index;
+    const values: GridValue[] = new Array<GridValue>(axes.length);
+    for (let a = axes.length - 1; a >= 0; a--) {
+      const axis = axes[a]!;
+      values[a] = axis.values[rest % axis.values.length]!;
+      rest = Math.floor(rest / axis.values.length);
+    }
+    const sets = axes.map((axis, a) => `${axis.path}=${JSON.stringify(values[a])}`);
+    points.push({ index, values, sets });
+  }
+  // every point must make a valid problem: a bad value fails now, not after hours of work
+  for (const point of points) {
+    try {
+      problemFromObject(problemRaw, point.sets, source);
+    } catch (err) {
+      // the override error names the path; say which grid point carried it
+      const at = axes.map((a, i) => `${a.path}=${String(point.values[i])}`).join(', ');
+      const message = err instanceof Error ? err.message : String(err);
+      throw new ServesimError('SERVESIM_SWEEP_INVALID', `grid point ${point.index} (${at}): ${message}`, 'grid');
+    }
+  }
+  return {
+    id: file.id ?? problem.id,
+    title: file.title ?? problem.title,
+    problemRaw,
+    problemSource: source,
+    problem,
+    axes,
+    points,
+    caseNames,
+    seeds,
+    baseSeed: file.seed ?? problem.seed,
+    confidence: file.confidence ?? problem.confidence,
+    engine: options.engine ?? file.engine,
+  };
+}
+
+/** Reads a sweep file; relative problem paths resolve against the file's folder. */
+export function loadSweep(path: string, options: Omit<SweepParseOptions, 'baseDir'> = {}): Sweep {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read sweep file ${path}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ServesimError('SERVESIM_SWEEP_INVALID', `${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  return sweepFromObject(raw, { ...options, baseDir: dirname(resolve(path)) });
+}
