@@ -48,7 +48,7 @@ export const FAILURE_WORDS = Object.keys(FAILURE).length;
 
 /** Instance state header. */
 export const G = fields([
-  'ERROR', 'DONE', 'KEY', 'NOW', 'SEQ', 'HEAP_LEN', 'NEXT_INDEX', 'ARRIVALS_DONE',
+  'ERROR', 'DONE', 'KEY', 'NOW', 'SEQ', 'HEAP_LEN', 'NEXT_INDEX', 'NEXT_ARRIVAL',
   'FREE_JOB', 'LIVE', 'RR', 'RAND', 'APP_RR', 'SLOW',
   'ORCH_BUSY', 'ROUTER_BUSY', 'TOOLS_BUSY', 'TOOL_Q_HEAD', 'TOOL_Q_TAIL', 'TOOL_Q_LEN',
   'SERVER_Q_HEAD', 'SERVER_Q_TAIL', 'SERVER_Q_LEN',

@@ -898,8 +898,8 @@ function arrivalNext(): void {
   const burst = now >= pr[P.BURST_FROM]! && now < pr[P.BURST_TO]!;
   const gap = sample(burst ? P.T_BURST_INTERARRIVAL : P.T_INTERARRIVAL, random(STREAM.ARRIVAL, index, 0));
   const at = now + gap;
-  if (at < pr[P.ARRIVAL_END]!) heapPush(at, EV.ARRIVAL, 0, 0);
-  else st[sb + G.ARRIVALS_DONE] = 1;
+  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival
+  st[sb + G.NEXT_ARRIVAL] = at < pr[P.ARRIVAL_END]! ? at : NONE;
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -1127,16 +1127,33 @@ function handleEvent(): void {
   }
 }
 
+/**
+ * Takes the earliest event before `until` into evTime, evKind, evId, evTag: the next arrival
+ * (first on a tie) or the top of the heap. False when there is none.
+ */
+function nextEvent(until: number): boolean {
+  const arrivalAt = st[sb + G.NEXT_ARRIVAL]!;
+  const heapAt0 = st[sb + G.HEAP_LEN]! > 0 ? st[hs]! : NONE;
+  if (arrivalAt <= heapAt0 && arrivalAt !== NONE) {
+    if (arrivalAt >= until) return false;
+    evTime = arrivalAt;
+    evKind = EV.ARRIVAL;
+    return true;
+  }
+  if (heapAt0 === NONE || heapAt0 >= until) return false;
+  heapPop();
+  return true;
+}
+
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 function advanceInstance(until: number): boolean {
-  while (st[sb + G.DONE] === 0 && st[sb + G.HEAP_LEN]! > 0 && st[heapAt(0)]! < until) {
-    heapPop();
+  while (st[sb + G.DONE] === 0 && nextEvent(until)) {
     st[sb + G.NOW] = evTime;
     add64(R.EVENTS, 1);
     handleEvent();
-    if (st[sb + G.ARRIVALS_DONE] !== 0 && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
+    if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
-  if (st[sb + G.HEAP_LEN] === 0) st[sb + G.DONE] = 1;
+  if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.HEAP_LEN] === 0) st[sb + G.DONE] = 1;
   return st[sb + G.DONE] !== 0;
 }
 
