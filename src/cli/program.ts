@@ -10,16 +10,24 @@ import {
   simulationOptions,
   type SimulationOptionValues,
 } from './options.js';
+import { addHintCommand } from './hint-command.js';
+import { addReportCommand } from './report-command.js';
 import { runCommand, type CliDeps, type CliIo } from './run-command.js';
+import { addSweepCommand, type SweepDeps, type SweepIo } from './sweep-command.js';
+import { registerServe } from './serve-command.js';
 import { packageVersion } from './version.js';
 
 export type { CliDeps, CliIo } from './run-command.js';
+export type { SweepDeps, SweepIo } from './sweep-command.js';
+
+/** The commands' dependencies; the sweep runner defaults to the real one. */
+export type ProgramDeps = CliDeps & Partial<SweepDeps>;
 
 /**
  * The commander program. Every command gets `-h, --help`; the root has `-V, --version`.
  * Actions report their exit status through `setExit`.
  */
-export function buildProgram(deps: CliDeps, io: CliIo, setExit: (code: number) => void): Command {
+export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: number) => void): Command {
   const program = new Command('servesim')
     .description('Monte Carlo simulation of LLM-serving designs: which design meets its goals')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -57,6 +65,13 @@ export function buildProgram(deps: CliDeps, io: CliIo, setExit: (code: number) =
       setExit(await runCommand(files, opts, deps, io));
     });
 
+  addSweepCommand(program, deps, io, setExit);
+
+  registerServe(program, io, setExit);
+  addReportCommand(program, io, setExit);
+
+  addHintCommand(program, io, setExit);
+
   return program;
 }
 
@@ -65,7 +80,7 @@ export function buildProgram(deps: CliDeps, io: CliIo, setExit: (code: number) =
  * exit status: 0 done (cases may still FAIL), 1 a bug (stack printed), 2 a usage or input error
  * (`servesim: <message>`), 130 cancelled.
  */
-export async function main(argv: readonly string[], deps: CliDeps, io: CliIo): Promise<number> {
+export async function main(argv: readonly string[], deps: ProgramDeps, io: SweepIo): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(deps, io, (c) => {
     code = c;

@@ -6,16 +6,23 @@
 import { z } from 'zod';
 
 const value = z.union([z.number(), z.string()]);
-const range = z.object({ from: z.number(), to: z.number(), step: z.number().positive() }).strict();
+const range = z
+  .object({ from: z.number(), to: z.number(), step: z.number().positive('must be positive') })
+  .strict()
+  .refine((r) => r.to >= r.from, { message: 'to must be at least from' });
 
 export const hintRequestSchema = z
   .object({
     /** A shipped problem id, or the problem itself (paths only from the CLI). */
     problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
-    /** The paths to search over, each a list or a range (as a sweep's grid). */
-    vary: z.record(z.string(), z.union([z.array(value).min(1), range])),
-    /** Cost of a configuration: an arithmetic expression over the varied paths and problem
-     * fields (default `gpu.replicas * gpu.slots`). */
+    /** The paths to search over, each a list or a range (as a sweep's grid). Numeric paths
+     * are searched assuming a larger value never hurts (checked around what is found); each
+     * value of a string path (router.policy) is searched on its own. */
+    vary: z
+      .record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range]))
+      .refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
+    /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths and
+     * numeric problem fields (times in microseconds); default `gpu.replicas * gpu.slots`. */
     cost: z.string().min(1).optional(),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
     seeds: z.number().int().min(1).max(100_000).default(32),
@@ -51,18 +58,40 @@ export interface HintConfiguration {
 export interface Hint {
   /** A cheapest passing configuration (one of the Pareto set). */
   readonly found: HintConfiguration;
-  /** The next cheaper configurations along each varied path, and why each fails. */
+  /** One step down each varied numeric path (where there is a lower value), evaluated: why
+   * each fails, or that it passes too (a violation, or a cost that falls with that path). */
   readonly cheaper: readonly HintConfiguration[];
 }
 
 export interface HintResult {
   readonly problemId: string;
+  readonly title: string;
   readonly paths: readonly string[];
-  /** The Pareto set of passing configurations, cheapest first; empty when none passes. */
+  /** The cost expression used. */
+  readonly cost: string;
+  readonly goals: { readonly success: number; readonly p99_ms: number };
+  readonly confidence: number;
+  readonly seeds: number;
+  readonly cases: readonly string[];
+  /** The Pareto set over cost and the string-valued paths: for each combination of the
+   * string-valued paths (each router policy), its cheapest passing configurations (ties kept
+   * when neither is below the other on every path), cheapest first; empty when none passes. */
   readonly hints: readonly Hint[];
+  /** For each combination of the string-valued paths where nothing passes, its most generous
+   * configuration (every numeric path at its highest) and why it fails. */
+  readonly failing: readonly HintConfiguration[];
   readonly evaluated: number;
   readonly gridSize: number;
   /** Points where a monotonicity the search assumed turned out false (checked, not assumed). */
   readonly monotonicityViolations: readonly string[];
   readonly engine: string | null;
+}
+
+/** Progress of a hint search: called as each grid point's evaluation finishes. */
+export interface HintProgress {
+  readonly evaluated: number;
+  readonly gridSize: number;
+  /** The point just evaluated, and whether it passes every case. */
+  readonly values: Readonly<Record<string, number | string>>;
+  readonly passes: boolean;
 }

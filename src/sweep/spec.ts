@@ -22,23 +22,51 @@ const value = z.union([z.number(), z.string()]);
 const range = z
   .object({ from: z.number(), to: z.number(), step: z.number().positive('must be positive') })
   .strict()
-  .refine((r) => r.to >= r.from, { message: 'to must be at least from' });
+  .refine((r) => r.to >= r.from, { message: 'to must be at least from' })
+  .describe('from, from + step, ... up to to (inclusive)');
+/** A path (relative to the sweep file), the id of a shipped problem, or the problem itself. */
+const problemField = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 
 export const sweepFileSchema = z
   .object({
     $schema: z.string().optional(),
-    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case words joined by -').optional(),
-    title: z.string().optional(),
-    /** A path (relative to the sweep file), the id of a shipped problem, or the problem itself. */
-    problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
-    grid: z.record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range])),
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case words joined by -').optional().describe("default: the problem's id"),
+    title: z.string().optional().describe("default: the problem's title"),
+    problem: problemField,
+    grid: z
+      .record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range]))
+      .describe('problem field paths (as --set takes them) to the values each takes: a list, or a range'),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: z.number().int().min(1).max(1_000_000).default(64),
-    seed: z.number().int().min(0).max(0xffffffff).optional(),
-    confidence: z.number().gt(0).max(1).optional(),
+    seeds: z.number().int().min(1).max(1_000_000).default(64).describe('seeds per case and grid point'),
+    seed: z.number().int().min(0).max(0xffffffff).optional().describe("the first seed; default: the problem's seed"),
+    confidence: z.number().gt(0).max(1).optional().describe("share of seeds that must meet both goals; default: the problem's"),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
   })
   .strict();
+
+export const SWEEP_SCHEMA_FILE = 'sweeps/sweep.schema.json';
+
+/**
+ * The JSON Schema of sweep files (`# yaml-language-server: $schema=./sweep.schema.json`), from
+ * the zod schema; an inline problem is checked against the problem files' schema.
+ */
+export function sweepJsonSchemaText(): string {
+  const schema = z.toJSONSchema(sweepFileSchema, {
+    io: 'input',
+    // yaml-language-server and most editors speak draft-07 best
+    target: 'draft-07',
+    override: (ctx) => {
+      if (ctx.zodSchema !== problemField) return;
+      const json = ctx.jsonSchema as Record<string, unknown>;
+      for (const key of Object.keys(json)) delete json[key];
+      Object.assign(json, {
+        description: 'a problem file (a path relative to this file), the id of a shipped problem, or the problem itself',
+        anyOf: [{ type: 'string', minLength: 1 }, { $ref: '../problems/problem.schema.json' }],
+      });
+    },
+  });
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
 
 export type SweepFile = z.input<typeof sweepFileSchema>;
 
@@ -141,7 +169,13 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     return { path, values, type: axisType(values) };
   });
   const count = axes.reduce((n, a) => n * a.values.length, 1);
-  const caseNames = selectCases(problem, file.cases).map((c) => c.name);
+  let caseNames: string[];
+  try {
+    caseNames = selectCases(problem, file.cases).map((c) => c.name);
+  } catch (err) {
+    // the same check as `run --case`, but here the sweep file's field is to blame
+    throw err instanceof ServesimError ? new ServesimError(err.code, err.message, 'cases') : err;
+  }
   const seeds = options.seeds ?? file.seeds;
   const instances = count * caseNames.length * seeds;
   const limit = options.maxInstances ?? DEFAULT_MAX_INSTANCES;

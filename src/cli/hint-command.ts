@@ -1,0 +1,253 @@
+/**
+ * `servesim hint PROBLEM --vary PATH=RANGE...`: the cheapest configurations that pass every
+ * case, why each passes (margins per case), and why the next cheaper ones fail. Each grid
+ * point the search evaluates is reported on stderr as it finishes.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { ServesimError } from '../errors.js';
+import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
+import { DEFAULT_COST, parseCost } from '../hint/cost.js';
+import { describeValues } from '../hint/explain.js';
+import { runHints } from '../hint/search.js';
+import { applyOverrides } from '../problem/overrides.js';
+import { problemFromObject } from '../problem/parse.js';
+import { shippedProblemsDir } from '../sweep/spec.js';
+import type { EngineChoice } from '../run/types.js';
+import { EXIT, parseChoice, simulationOptions } from './options.js';
+import type { CliIo } from './run-command.js';
+
+/** Seeds per case when none are asked for: a search runs many points, so fewer than `run`. */
+const HINT_SEEDS = 32;
+
+type Values = Record<string, number | string>;
+type Vary = Record<string, (number | string)[] | { from: number; to: number; step: number }>;
+
+export interface HintOptionValues {
+  readonly vary: Vary;
+  readonly cost?: string;
+  readonly case?: readonly string[] | 'all';
+  readonly seeds: number;
+  readonly seed?: number;
+  readonly set?: readonly string[];
+  readonly confidence?: number;
+  readonly engine: EngineChoice;
+  readonly format: 'table' | 'json';
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * `--vary PATH=RANGE` (repeatable): `4..32` (step 1), `4..32:4`, or a comma list of values
+ * (numbers where they read as numbers, names otherwise).
+ */
+export function collectVary(text: string, previous: Vary = {}): Vary {
+  const eq = text.indexOf('=');
+  const path = eq < 0 ? '' : text.slice(0, eq).trim();
+  const spec = eq < 0 ? '' : text.slice(eq + 1).trim();
+  if (path === '' || spec === '') {
+    throw new InvalidArgumentError(`--vary must be PATH=RANGE (gpu.slots=4..32, gpu.slots=4..32:4 or router.policy=least-loaded,cache-aware), got '${text}'.`);
+  }
+  if (Object.hasOwn(previous, path)) throw new InvalidArgumentError(`--vary names ${path} twice.`);
+  const range = /^(.+?)\.\.(.+?)(?::(.+))?$/.exec(spec);
+  if (range !== null) {
+    const [from, to, step] = [range[1]!, range[2]!, range[3] ?? '1'].map((s) => s.trim());
+    if (![from, to, step].every((s) => NUMBER.test(s))) {
+      throw new InvalidArgumentError(`--vary ${path}: a range is FROM..TO or FROM..TO:STEP in numbers, got '${spec}'.`);
+    }
+    const r = { from: Number(from), to: Number(to), step: Number(step) };
+    if (r.step <= 0) throw new InvalidArgumentError(`--vary ${path}: the step must be positive, got '${step}'.`);
+    if (r.to < r.from) throw new InvalidArgumentError(`--vary ${path}: ${to} is below ${from}.`);
+    return { ...previous, [path]: r };
+  }
+  const values = spec.split(',').map((v) => v.trim());
+  if (values.some((v) => v === '')) throw new InvalidArgumentError(`--vary ${path}: an empty value in '${spec}'.`);
+  return { ...previous, [path]: values.map((v) => (NUMBER.test(v) ? Number(v) : v)) };
+}
+
+/** `--cost EXPR`, checked for syntax here; its paths are checked against the problem later. */
+function parseCostOption(text: string): string {
+  try {
+    parseCost(text);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
+  return text;
+}
+
+function parseConfidence(text: string): number {
+  const v = NUMBER.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(v > 0 && v <= 1)) throw new InvalidArgumentError(`--confidence must be a number in (0, 1], got '${text}'.`);
+  return v;
+}
+
+export function addHintCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const hint = program
+    .command('hint')
+    .description(
+      'search the cheapest configurations that pass every case (varying the given paths), with ' +
+        'each case\'s margins and why the next cheaper configurations fail',
+    )
+    .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem')
+    .addOption(
+      new Option('--vary <path=range>', 'a path to search over, repeatable: 4..32, 4..32:4 or a comma list')
+        .argParser(collectVary)
+        .makeOptionMandatory(),
+    )
+    .addOption(new Option('--cost <expr>', 'cost to minimise: + - * / ( ) over numbers and paths').argParser(parseCostOption).default(DEFAULT_COST));
+  for (const option of simulationOptions()) {
+    hint.addOption(option.long === '--seeds' ? option.default(HINT_SEEDS) : option);
+  }
+  hint
+    .addOption(new Option('--confidence <p>', "share of seeds that must meet both goals (default: the problem's)").argParser(parseConfidence))
+    .addOption(
+      new Option('-f, --format <format>', 'output format: table, json')
+        .argParser((t) => parseChoice(t, '--format', ['table', 'json'] as const))
+        .default('table'),
+    )
+    .addHelpText(
+      'after',
+      '\nNumeric paths are searched assuming more never hurts (bisection), and the cheaper neighbours\n' +
+        'of what is found are evaluated to check it; each value of a named path (router.policy) is\n' +
+        'searched on its own. Results go to stdout, progress to stderr.\n\n' +
+        'Examples:\n' +
+        '  servesim hint problems/hot-prefix.yaml --set router.policy=least-loaded --vary gpu.slots=2..24\n' +
+        '  servesim hint coding-agents --vary router.policy=round-robin,prefix-affinity --vary gpu.replicas=4..12 --vary gpu.slots=1..6\n' +
+        "  servesim hint hot-prefix --vary gpu.slots=4..32:4 --cost 'gpu.replicas * gpu.slots + app.replicas' -f json",
+    )
+    .action(async (problem: string, opts: HintOptionValues) => {
+      setExit(await hintCommand(problem, opts, io));
+    });
+}
+
+/** Runs the `hint` command; resolves to the exit status. Input errors are thrown. */
+export async function hintCommand(problem: string, opts: HintOptionValues, io: CliIo): Promise<number> {
+  const request: HintRequest = {
+    problem: opts.set === undefined ? problem : withOverrides(problem, opts.set),
+    vary: opts.vary,
+    cases: opts.case === undefined || opts.case === 'all' ? 'all' : [...opts.case],
+    seeds: opts.seeds,
+    engine: opts.engine,
+    ...(opts.cost === undefined ? {} : { cost: opts.cost }),
+    ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    ...(opts.confidence === undefined ? {} : { confidence: opts.confidence }),
+  };
+  const controller = new AbortController();
+  const release = io.onInterrupt(() => controller.abort());
+  let result: HintResult;
+  try {
+    result = await runHints(request, {
+      baseDir: process.cwd(),
+      signal: controller.signal,
+      onProgress: (p) =>
+        void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.passes ? 'PASS' : 'FAIL'}\n`),
+    });
+  } catch (err) {
+    if (controller.signal.aborted) {
+      io.stderr.write('cancelled\n');
+      return EXIT.cancelled;
+    }
+    throw err;
+  } finally {
+    release();
+  }
+  if (result.engine !== null) io.stderr.write(`engine: ${result.engine}\n`);
+  io.stdout.write(opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatHints(result));
+  return EXIT.ok;
+}
+
+/** The problem as an inline object with `--set` applied (checked with --set's own messages). */
+function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
+  const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
+  const file = shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : resolve(problem);
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, 'utf8'));
+  } catch {
+    throw new ServesimError('SERVESIM_FILE_UNREADABLE', shipped ? `no shipped problem "${problem}"` : `cannot read problem file ${problem}`);
+  }
+  problemFromObject(raw, sets, problem);
+  return applyOverrides(raw, sets) as Record<string, unknown>;
+}
+
+/** The readable report: each hint with its margins and cheaper neighbours, what never passes, the count. */
+export function formatHints(result: HintResult): string {
+  const lines: string[] = [];
+  lines.push(`${result.problemId} — ${result.title}`);
+  lines.push(
+    `goals: success ≥ ${trim(result.goals.success * 100)}%, p99 ≤ ${trim(result.goals.p99_ms / 1000)} s, ` +
+      `pass prob ≥ ${trim(result.confidence)} · ${result.seeds} seeds · cost: ${result.cost}`,
+  );
+  lines.push('');
+  if (result.hints.length === 0) lines.push('No configuration in the grid passes every case.');
+  for (const [k, hint] of result.hints.entries()) {
+    const title = k === 0 ? 'Cheapest passing' : 'Also passing';
+    lines.push(`${title}: ${describeValues(hint.found.values)} (cost ${trim(hint.found.cost)})`);
+    lines.push(...marginTable(hint.found.cases).map((l) => `  ${l}`));
+    if (hint.cheaper.length > 0) lines.push('  One step cheaper:');
+    for (const c of hint.cheaper) {
+      const what = `${describeValues(changed(c.values, hint.found.values))} (cost ${trim(c.cost)})`;
+      lines.push(...verdict(what, c).map((l) => `    ${l}`));
+    }
+    lines.push('');
+  }
+  for (const f of result.failing) {
+    // the named values pick the family; the numbers are its most generous point
+    const named = Object.fromEntries(Object.entries(f.values).filter(([, v]) => typeof v === 'string'));
+    const numbers = Object.fromEntries(Object.entries(f.values).filter(([, v]) => typeof v !== 'string'));
+    const what =
+      Object.keys(numbers).length === 0
+        ? describeValues(named)
+        : `Nothing passes${Object.keys(named).length === 0 ? '' : ` with ${describeValues(named)}`}: even ${describeValues(numbers)}`;
+    lines.push(...verdict(`${what} (cost ${trim(f.cost)})`, f), '');
+  }
+  if (result.monotonicityViolations.length > 0) {
+    lines.push('The search assumed more never hurts; these points say otherwise (its answer may not be the cheapest):');
+    lines.push(...result.monotonicityViolations.map((v) => `  ${v}`));
+    lines.push('');
+  }
+  lines.push(`evaluated ${result.evaluated} of ${result.gridSize} grid points`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** "WHAT fails:" and a line per failing case, or "WHAT passes too". */
+function verdict(what: string, c: HintConfiguration): string[] {
+  const failing = c.cases.filter((m) => !m.passes);
+  return failing.length === 0 ? [`${what} passes too`] : [`${what} fails:`, ...failing.map((m) => `  ${m.why}`)];
+}
+
+/** The values that differ from `base`: a neighbour differs in one path. */
+function changed(values: Readonly<Values>, base: Readonly<Values>): Values {
+  return Object.fromEntries(Object.entries(values).filter(([path, v]) => base[path] !== v));
+}
+
+function marginTable(cases: readonly CaseMargin[]): string[] {
+  const head = ['case', 'result', 'success %', 'p99 s', 'pass prob', 'success margin', 'p99 margin'];
+  const rows = cases.map((m) => [
+    m.case,
+    m.passes ? 'PASS' : 'FAIL',
+    fixed(Math.floor(m.success * 10000 + 1e-6) / 100, 2),
+    fixed(m.p99_ms / 1000, 3),
+    fixed(m.pass_probability, 2),
+    `${signed(m.success_margin * 100, 2)} pt`,
+    `${signed(m.p99_margin_ms / 1000, 3)} s`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const render = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [render(head), render(widths.map((w) => '-'.repeat(w))), ...rows.map(render)];
+}
+
+function fixed(v: number, digits: number): string {
+  return Number.isFinite(v) ? v.toFixed(digits) : '–';
+}
+
+function signed(v: number, digits: number): string {
+  return Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(digits)}` : '–';
+}
+
+function trim(v: number): string {
+  return String(Number(v.toFixed(4)));
+}

@@ -1,0 +1,100 @@
+/**
+ * `servesim serve`: the HTTP service of src/service/. Ctrl-C or SIGTERM stops taking requests,
+ * lets those in flight finish (background jobs are cancelled), then closes the engines; a
+ * second Ctrl-C exits at once.
+ */
+import { Option, type Command } from 'commander';
+import { closeEngines } from '../run/run.js';
+import { buildServer, DEFAULT_LIMITS } from '../service/server.js';
+import { EXIT, parseInteger } from './options.js';
+import type { CliIo } from './run-command.js';
+
+export interface ServeOptionValues {
+  readonly port: number;
+  readonly host: string;
+  readonly maxConcurrent: number;
+  readonly syncLimit: number;
+  readonly maxInstances: number;
+  readonly keepJobs: number;
+}
+
+function count(option: string, min: number, max = Number.MAX_SAFE_INTEGER): (text: string) => number {
+  return (text) => parseInteger(text, option, min, max);
+}
+
+export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('serve')
+    .description('serve sweeps (Arrow, JSON, CSV), background jobs, the shipped problems and hints over HTTP')
+    .addOption(new Option('-p, --port <port>', 'port to listen on (0: any free port)').argParser(count('--port', 0, 65_535)).default(8080))
+    .addOption(new Option('--host <host>', 'address to listen on (0.0.0.0: every interface)').default('127.0.0.1'))
+    .addOption(
+      new Option('--max-concurrent <n>', 'sweeps and hint searches running at once; more requests get 429, jobs queue')
+        .argParser(count('--max-concurrent', 1, 1024))
+        .default(DEFAULT_LIMITS.maxConcurrent),
+    )
+    .addOption(
+      new Option('--sync-limit <instances>', 'largest sweep (points x cases x seeds) POST /v1/sweeps runs while the client waits')
+        .argParser(count('--sync-limit', 1))
+        .default(DEFAULT_LIMITS.syncMaxInstances),
+    )
+    .addOption(
+      new Option('--max-instances <instances>', 'largest sweep taken at all (as a job)')
+        .argParser(count('--max-instances', 1))
+        .default(DEFAULT_LIMITS.maxInstances),
+    )
+    .addOption(
+      new Option('--keep-jobs <n>', 'finished jobs kept in memory for their results')
+        .argParser(count('--keep-jobs', 1))
+        .default(DEFAULT_LIMITS.keepFinishedJobs),
+    )
+    .addHelpText(
+      'after',
+      '\nThe routes and their schemas: GET /openapi.json. Requests are logged to stderr.\n\n' +
+        'Examples:\n' +
+        '  servesim serve --port 8080\n' +
+        "  curl -s localhost:8080/v1/sweeps -H 'content-type: application/json' -H 'accept: text/csv' \\\n" +
+        '    -d \'{"problem": "mmc", "grid": {"server.slots": [4, 5]}, "seeds": 8}\'',
+    )
+    .action(async (opts: ServeOptionValues) => {
+      setExit(await serve(opts, io));
+    });
+}
+
+export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number> {
+  const app = buildServer({
+    maxConcurrent: opts.maxConcurrent,
+    syncMaxInstances: opts.syncLimit,
+    maxInstances: opts.maxInstances,
+    keepFinishedJobs: opts.keepJobs,
+    logger: { level: 'info', stream: io.stderr },
+  });
+  let address: string;
+  try {
+    address = await app.listen({ port: opts.port, host: opts.host });
+  } catch (err) {
+    io.stderr.write(`servesim: cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}\n`);
+    await app.close();
+    return EXIT.usage;
+  }
+  io.stderr.write(`servesim: serving on ${address} (routes: ${address}/openapi.json)\n`);
+
+  let releaseInterrupt = (): void => {};
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    // main's handler stays on while draining: a second Ctrl-C exits without waiting
+    releaseInterrupt = io.onInterrupt(stop);
+    process.once('SIGTERM', stop);
+  });
+  io.stderr.write('servesim: stopping: finishing the requests in flight\n');
+  try {
+    await app.close();
+    await closeEngines();
+  } finally {
+    releaseInterrupt();
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,157 @@
+/**
+ * The cost of a configuration: a small arithmetic expression over dotted problem paths
+ * (`gpu.replicas * gpu.slots + 0.1 * app.replicas`), parsed by hand rather than evaluated as
+ * JavaScript, since it may come from an HTTP request. Numbers, paths, + - * /, unary minus and
+ * parentheses; * and / bind tighter than + and -, and both associate to the left.
+ */
+import { ServesimError } from '../errors.js';
+import { formatPath, parsePath } from '../problem/schema-walk.js';
+
+export const DEFAULT_COST = 'gpu.replicas * gpu.slots';
+
+type Node =
+  | { readonly kind: 'number'; readonly value: number }
+  | { readonly kind: 'path'; readonly path: string }
+  | { readonly kind: 'negate'; readonly operand: Node }
+  | { readonly kind: 'binary'; readonly op: '+' | '-' | '*' | '/'; readonly left: Node; readonly right: Node };
+
+export interface CostExpression {
+  readonly text: string;
+  /** The paths it reads, normalized (`workload.prefixes[0].tokens`), each once. */
+  readonly paths: readonly string[];
+  /** The value, given each path's value. */
+  evaluate(valueOf: (path: string) => number): number;
+}
+
+interface Token {
+  readonly kind: 'number' | 'path' | 'op';
+  readonly text: string;
+  readonly at: number;
+}
+
+function invalid(message: string): ServesimError {
+  return new ServesimError('SERVESIM_SWEEP_INVALID', message, 'cost');
+}
+
+const TOKEN = /\s*(?:(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*)*)|([-+*/()]))/y;
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let at = 0;
+  while (text.slice(at).trim() !== '') {
+    TOKEN.lastIndex = at;
+    const m = TOKEN.exec(text);
+    if (m === null) {
+      const start = text.length - text.slice(at).trimStart().length;
+      throw invalid(`unexpected "${text[start]}" at column ${start + 1} of "${text}"; a cost takes numbers, dotted paths, + - * / and parentheses`);
+    }
+    const start = at + m[0].length - (m[1] ?? m[2] ?? m[3])!.length;
+    if (m[1] !== undefined) tokens.push({ kind: 'number', text: m[1], at: start });
+    else if (m[2] !== undefined) tokens.push({ kind: 'path', text: m[2], at: start });
+    else tokens.push({ kind: 'op', text: m[3]!, at: start });
+    at = TOKEN.lastIndex;
+  }
+  return tokens;
+}
+
+/** Parses a cost expression; a syntax error names the column. */
+export function parseCost(text: string): CostExpression {
+  const tokens = tokenize(text);
+  let pos = 0;
+  const paths: string[] = [];
+
+  const peek = (): Token | undefined => tokens[pos];
+  const fail = (what: string): never => {
+    const token = peek();
+    const where = token === undefined ? 'at the end' : `at column ${token.at + 1} ("${token.text}")`;
+    throw invalid(`expected ${what} ${where} of "${text}"`);
+  };
+
+  const expression = (): Node => {
+    let left = term();
+    for (let t = peek(); t?.kind === 'op' && (t.text === '+' || t.text === '-'); t = peek()) {
+      pos++;
+      left = { kind: 'binary', op: t.text, left, right: term() };
+    }
+    return left;
+  };
+  const term = (): Node => {
+    let left = unary();
+    for (let t = peek(); t?.kind === 'op' && (t.text === '*' || t.text === '/'); t = peek()) {
+      pos++;
+      left = { kind: 'binary', op: t.text, left, right: unary() };
+    }
+    return left;
+  };
+  const unary = (): Node => {
+    const t = peek();
+    if (t?.kind === 'op' && t.text === '-') {
+      pos++;
+      return { kind: 'negate', operand: unary() };
+    }
+    if (t?.kind === 'op' && t.text === '+') {
+      pos++;
+      return unary();
+    }
+    return primary();
+  };
+  const primary = (): Node => {
+    const t = peek();
+    if (t === undefined) return fail('a number, a path or "("');
+    if (t.kind === 'number') {
+      pos++;
+      return { kind: 'number', value: Number(t.text) };
+    }
+    if (t.kind === 'path') {
+      pos++;
+      const path = formatPath(parsePath(t.text)!);
+      if (!paths.includes(path)) paths.push(path);
+      return { kind: 'path', path };
+    }
+    if (t.text === '(') {
+      pos++;
+      const inner = expression();
+      if (peek()?.text !== ')') fail('")"');
+      pos++;
+      return inner;
+    }
+    return fail('a number, a path or "("');
+  };
+
+  if (tokens.length === 0) throw invalid('is empty; e.g. gpu.replicas * gpu.slots');
+  const root = expression();
+  if (pos < tokens.length) fail('an operator');
+
+  const evaluate = (node: Node, valueOf: (path: string) => number): number => {
+    switch (node.kind) {
+      case 'number':
+        return node.value;
+      case 'path':
+        return valueOf(node.path);
+      case 'negate':
+        return -evaluate(node.operand, valueOf);
+      case 'binary': {
+        const a = evaluate(node.left, valueOf);
+        const b = evaluate(node.right, valueOf);
+        if (node.op === '+') return a + b;
+        if (node.op === '-') return a - b;
+        if (node.op === '*') return a * b;
+        return a / b;
+      }
+    }
+  };
+  return { text, paths, evaluate: (valueOf) => evaluate(root, valueOf) };
+}
+
+/**
+ * Reads a number at a dotted path of the typed problem (times in microseconds, as the engine
+ * has them), or undefined when there is none there.
+ */
+export function numberAt(root: unknown, path: string): number | undefined {
+  let node: unknown = root;
+  for (const seg of parsePath(path) ?? []) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[seg];
+  }
+  return typeof node === 'number' && Number.isFinite(node) ? node : undefined;
+}

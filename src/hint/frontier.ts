@@ -1,0 +1,263 @@
+/**
+ * The search for the cheapest passing grid points, apart from any simulation: it asks an
+ * `evaluate` function about batches of point indexes, so tests can drive it with synthetic
+ * pass/fail rules.
+ *
+ * Grid points are indexed as sweeps index them (the last axis varies fastest). String-valued
+ * axes split the grid into families (one per combination, e.g. per router policy), each
+ * searched on its own. Within a family the search assumes that a larger value on a numeric
+ * axis never turns a pass into a failure, so one evaluated point settles many: a pass passes
+ * every point above it, a failure fails every point below it. It then
+ *
+ * 1. evaluates each family's most generous point: when that fails, nothing in the family
+ *    passes (and it is what to show the learner);
+ * 2. walks the combinations of the other numeric axes and bisects the longest numeric axis
+ *    for its lowest passing value, skipping what is already settled and, when the cost grows
+ *    with every numeric axis (checked on the whole grid, it is only arithmetic), whatever
+ *    costs more than the cheapest pass found so far;
+ * 3. verifies: the cheapest points settled as passing are evaluated, as is the next lower
+ *    value on each numeric axis from each of them. A point whose evaluation contradicts what
+ *    the search had settled for it is a monotonicity violation; the selection is redone with
+ *    the new facts until every chosen point and its lower neighbours have been evaluated.
+ */
+
+export interface SearchAxis {
+  readonly values: readonly (number | string)[];
+  /** Searched assuming more never hurts; otherwise every value is a family of its own. */
+  readonly numeric: boolean;
+}
+
+export interface Evaluation {
+  readonly passes: boolean;
+}
+
+/** Evaluates grid points; resolves with a result for every index asked. */
+export type Evaluator<E extends Evaluation> = (indexes: readonly number[]) => Promise<ReadonlyMap<number, E>>;
+
+export interface SearchInput<E extends Evaluation> {
+  readonly axes: readonly SearchAxis[];
+  /** A finite cost per grid point index. */
+  readonly cost: (index: number) => number;
+  readonly evaluate: Evaluator<E>;
+}
+
+export interface Violation {
+  /** The evaluated point. */
+  readonly index: number;
+  readonly passes: boolean;
+  /** The earlier evaluated point the search had settled it from. */
+  readonly because: number;
+}
+
+export interface Found {
+  readonly index: number;
+  /** One step down each numeric axis (that has a lower value), all evaluated. */
+  readonly cheaper: readonly number[];
+}
+
+export interface SearchOutcome<E extends Evaluation> {
+  /** The cheapest passing points of each family (ties not dominated by another), cheapest first. */
+  readonly found: readonly Found[];
+  /** The most generous point of each family where nothing passes, all evaluated. */
+  readonly failing: readonly number[];
+  readonly evaluated: ReadonlyMap<number, E>;
+  readonly violations: readonly Violation[];
+  /** Whether the cost never falls as a numeric value rises (then the search prunes by cost). */
+  readonly costMonotone: boolean;
+}
+
+/** Relative slack for cost ties: 0.1 + 0.2 and 0.3 cost the same. */
+const COST_EPSILON = 1e-9;
+
+function cheaperThan(a: number, b: number): boolean {
+  // Infinity stands for "none found yet"
+  return Number.isFinite(b) ? a < b - COST_EPSILON * Math.max(1, Math.abs(b)) : a < b;
+}
+
+type Settled = { readonly status: 'pass' | 'fail'; readonly from: number } | { readonly status: 'unknown' };
+
+export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>): Promise<SearchOutcome<E>> {
+  const { axes, cost } = input;
+  const lengths = axes.map((a) => a.values.length);
+  const strides = new Array<number>(axes.length);
+  let size = 1;
+  for (let a = axes.length - 1; a >= 0; a--) {
+    strides[a] = size;
+    size *= lengths[a]!;
+  }
+  const numeric = axes.flatMap((a, i) => (a.numeric ? [i] : []));
+  const strings = axes.flatMap((a, i) => (a.numeric ? [] : [i]));
+  // numeric axes are walked by rank (ascending value), whatever order the values came in
+  const order = axes.map((a) =>
+    a.values.map((_, i) => i).sort((x, y) => (a.numeric ? (a.values[x] as number) - (a.values[y] as number) : x - y)),
+  );
+  const rankOf = order.map((o) => {
+    const r = new Array<number>(o.length);
+    o.forEach((valueIndex, rank) => (r[valueIndex] = rank));
+    return r;
+  });
+
+  /** Axis coordinates of a point, as ranks. */
+  const ranks = (index: number): number[] => axes.map((_, a) => rankOf[a]![Math.floor(index / strides[a]!) % lengths[a]!]!);
+  const pointAt = (r: readonly number[]): number => r.reduce((sum, rank, a) => sum + order[a]![rank]! * strides[a]!, 0);
+  /** p <= q: same family, no numeric axis higher. */
+  const below = (p: readonly number[], q: readonly number[]): boolean =>
+    strings.every((a) => p[a] === q[a]) && numeric.every((a) => p[a]! <= q[a]!);
+
+  const costs = new Float64Array(size);
+  for (let i = 0; i < size; i++) costs[i] = cost(i);
+  const costMonotone = Array.from({ length: size }, (_, i) => i).every((i) => {
+    const r = ranks(i);
+    return numeric.every((a) => r[a]! + 1 >= lengths[a]! || !cheaperThan(costs[pointAt(r.map((v, b) => (b === a ? v + 1 : v)))]!, costs[i]!));
+  });
+
+  const evaluated = new Map<number, E>();
+  const passed: number[][] = [];
+  const failed: number[][] = [];
+  const violations: Violation[] = [];
+
+  const settled = (index: number): Settled => {
+    const done = evaluated.get(index);
+    if (done !== undefined) return { status: done.passes ? 'pass' : 'fail', from: index };
+    const r = ranks(index);
+    const passFrom = passed.find((p) => below(p, r));
+    const failFrom = failed.find((f) => below(r, f));
+    // contradicting evidence (after a violation) settles nothing
+    if (passFrom !== undefined && failFrom === undefined) return { status: 'pass', from: pointAt(passFrom) };
+    if (failFrom !== undefined && passFrom === undefined) return { status: 'fail', from: pointAt(failFrom) };
+    return { status: 'unknown' };
+  };
+
+  // families ask for points concurrently; the asks of one turn go out as one batch
+  let pending = new Set<number>();
+  let flush: Promise<void> | null = null;
+  let last: Promise<void> = Promise.resolve();
+  const need = (indexes: readonly number[]): Promise<void> => {
+    for (const i of indexes) if (!evaluated.has(i)) pending.add(i);
+    if (pending.size === 0) return Promise.resolve();
+    // setImmediate runs once every family has reached its next ask (or its end)
+    flush ??= last = last.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(async () => {
+      const batch = [...pending];
+      pending = new Set();
+      flush = null;
+      const before = batch.map(settled);
+      const results = await input.evaluate(batch);
+      batch.forEach((index, k) => {
+        const result = results.get(index);
+        if (result === undefined) throw new Error(`the evaluator gave no result for grid point ${index}`);
+        const was = before[k]!;
+        if (was.status !== 'unknown' && (was.status === 'pass') !== result.passes) {
+          violations.push({ index, passes: result.passes, because: was.from });
+        }
+        evaluated.set(index, result);
+        (result.passes ? passed : failed).push(ranks(index));
+      });
+    });
+    return flush;
+  };
+
+  const familyCount = strings.reduce((n, a) => n * lengths[a]!, 1);
+  const families = Array.from({ length: familyCount }, (_, f) => {
+    const r = new Array<number>(axes.length).fill(0);
+    let rest = f;
+    for (let k = strings.length - 1; k >= 0; k--) {
+      const a = strings[k]!;
+      r[a] = rest % lengths[a]!;
+      rest = Math.floor(rest / lengths[a]!);
+    }
+    return r;
+  });
+  const topOf = (family: readonly number[]): number => pointAt(family.map((r, a) => (axes[a]!.numeric ? lengths[a]! - 1 : r)));
+
+  const inner = numeric.reduce<number | undefined>((best, a) => (best === undefined || lengths[a]! > lengths[best]! ? a : best), undefined);
+  const outer = numeric.filter((a) => a !== inner);
+
+  const searchFamily = async (family: readonly number[]): Promise<void> => {
+    const top = topOf(family);
+    await need([top]);
+    if (!evaluated.get(top)!.passes || inner === undefined) return;
+    const n = lengths[inner]!;
+    let best = Number.POSITIVE_INFINITY;
+    // outer combinations from the most generous down: their failures bound the ones below
+    for (const combo of odometerDown(outer.map((a) => lengths[a]!))) {
+      const r = [...family];
+      outer.forEach((a, k) => (r[a] = combo[k]!));
+      const at = (rank: number): number => {
+        r[inner] = rank;
+        return pointAt(r);
+      };
+      let lo = 0;
+      while (lo < n && settled(at(lo)).status === 'fail') lo++;
+      let hi = lo;
+      while (hi < n && settled(at(hi)).status !== 'pass') hi++;
+      let upper = hi;
+      if (costMonotone) while (upper > lo && cheaperThan(best, costs[at(upper - 1)]!)) upper--;
+      let l = lo;
+      let u = upper;
+      while (l < u) {
+        const m = (l + u) >> 1;
+        const point = at(m);
+        if (settled(point).status === 'unknown') await need([point]);
+        if (settled(point).status === 'pass') u = m;
+        else l = m + 1;
+      }
+      if (l < n && settled(at(l)).status === 'pass') best = Math.min(best, costs[at(l)]!);
+    }
+  };
+  await Promise.all(families.map(searchFamily));
+
+  const cheaperNeighbours = (index: number): number[] => {
+    const r = ranks(index);
+    return numeric.filter((a) => r[a]! > 0).map((a) => pointAt(r.map((v, b) => (b === a ? v - 1 : v))));
+  };
+
+  /** The family's cheapest points settled as passing, without those another of them is below. */
+  const cheapest = (family: readonly number[]): number[] => {
+    let min = Number.POSITIVE_INFINITY;
+    let ties: number[] = [];
+    for (const combo of odometerDown(numeric.map((a) => lengths[a]!))) {
+      const r = [...family];
+      numeric.forEach((a, k) => (r[a] = combo[k]!));
+      const index = pointAt(r);
+      if (settled(index).status !== 'pass') continue;
+      const c = costs[index]!;
+      if (cheaperThan(c, min)) {
+        min = c;
+        ties = [index];
+      } else if (!cheaperThan(min, c)) ties.push(index);
+    }
+    const tieRanks = ties.map(ranks);
+    return ties.filter((_, i) => !tieRanks.some((other, j) => j !== i && below(other, tieRanks[i]!)));
+  };
+
+  let chosen: number[][];
+  for (;;) {
+    chosen = families.map(cheapest);
+    const wanted = chosen.flat().flatMap((i) => [i, ...cheaperNeighbours(i)]);
+    if (wanted.every((i) => evaluated.has(i))) break;
+    await need(wanted);
+  }
+
+  const found = chosen
+    .flat()
+    .sort((a, b) => costs[a]! - costs[b]! || a - b)
+    .map((index) => ({ index, cheaper: cheaperNeighbours(index) }));
+  const failing = families.filter((_, f) => chosen[f]!.length === 0).map(topOf);
+  return { found, failing, evaluated, violations, costMonotone };
+}
+
+/** Every combination of ranks below `lengths`, the highest first. */
+function* odometerDown(lengths: readonly number[]): Generator<number[]> {
+  const r = lengths.map((n) => n - 1);
+  if (r.some((v) => v < 0)) return;
+  for (;;) {
+    yield [...r];
+    let k = r.length - 1;
+    while (k >= 0 && r[k] === 0) {
+      r[k] = lengths[k]! - 1;
+      k--;
+    }
+    if (k < 0) return;
+    r[k]!--;
+  }
+}

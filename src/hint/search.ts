@@ -1,0 +1,159 @@
+/**
+ * `runHints`: the cheapest configurations of a problem that pass every case, found by the
+ * search in `frontier.ts` with grid points evaluated through the sweep runner, and explained
+ * case by case (`explain.ts`).
+ */
+import { ServesimError } from '../errors.js';
+import type { CaseSummary } from '../model/summary.js';
+import { sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
+import { pointProblem, runSweep } from '../sweep/run.js';
+import {
+  hintRequestSchema,
+  type HintConfiguration,
+  type HintProgress,
+  type HintRequest,
+  type HintResult,
+} from './api.js';
+import { DEFAULT_COST, numberAt, parseCost } from './cost.js';
+import { caseMargins, describeValues } from './explain.js';
+import { searchCheapest, type Evaluation, type Violation } from './frontier.js';
+
+export interface HintOptions {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: HintProgress) => void;
+  /** Folder that a problem given as a path is read from; absent: only ids and inline problems. */
+  readonly baseDir?: string;
+}
+
+interface PointResult extends Evaluation {
+  readonly rows: readonly CaseSummary[];
+}
+
+export async function runHints(request: HintRequest, options: HintOptions = {}): Promise<HintResult> {
+  const parsed = hintRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`);
+    throw new ServesimError('SERVESIM_SWEEP_INVALID', `invalid hint request: ${lines.join('; ')}`);
+  }
+  const req = parsed.data;
+  const sweep = sweepFromObject(
+    {
+      problem: req.problem,
+      grid: req.vary,
+      cases: req.cases,
+      seeds: req.seeds,
+      engine: req.engine,
+      ...(req.seed === undefined ? {} : { seed: req.seed }),
+      ...(req.confidence === undefined ? {} : { confidence: req.confidence }),
+    },
+    // the search runs a small part of the grid: the sweep's limit on the whole would refuse
+    // grids it can search
+    { ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }), maxInstances: Number.MAX_SAFE_INTEGER },
+  );
+  const costText = req.cost ?? DEFAULT_COST;
+  const cost = costFunction(costText, sweep);
+  const valuesOf = (index: number): Record<string, GridValue> =>
+    Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
+
+  let engine: string | null = null;
+  let evaluatedCount = 0;
+  const evaluate = async (indexes: readonly number[]): Promise<Map<number, PointResult>> => {
+    const outcome = await runSweep(sweep, {
+      only: indexes,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      onPoint: (point, rows) => {
+        evaluatedCount++;
+        options.onProgress?.({
+          evaluated: evaluatedCount,
+          gridSize: sweep.points.length,
+          values: valuesOf(point.index),
+          passes: rows.every((r) => r.summary.passes),
+        });
+      },
+    });
+    if (outcome.cancelled) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
+    if (outcome.error !== null) throw outcome.error;
+    engine ??= outcome.meta.engine;
+    const results = new Map<number, PointResult>();
+    for (const index of indexes) {
+      const rows = outcome.rows.filter((r) => r.point.index === index).map((r) => r.summary);
+      results.set(index, { passes: rows.every((r) => r.passes), rows });
+    }
+    return results;
+  };
+
+  const outcome = await searchCheapest({
+    axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
+    cost,
+    evaluate,
+  });
+
+  const configuration = (index: number): HintConfiguration => {
+    const point = sweep.points[index]!;
+    const problem = pointProblem(sweep, point);
+    return {
+      values: valuesOf(index),
+      cost: cost(index),
+      cases: caseMargins(outcome.evaluated.get(index)!.rows, problem.goals, sweep.confidence),
+    };
+  };
+  return {
+    problemId: sweep.problem.id,
+    title: sweep.problem.title,
+    paths: sweep.axes.map((a) => a.path),
+    cost: costText,
+    goals: { success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 },
+    confidence: sweep.confidence,
+    seeds: sweep.seeds,
+    cases: sweep.caseNames,
+    hints: outcome.found.map((f) => ({ found: configuration(f.index), cheaper: f.cheaper.map(configuration) })),
+    failing: outcome.failing.map(configuration),
+    evaluated: outcome.evaluated.size,
+    gridSize: sweep.points.length,
+    monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
+    engine,
+  };
+}
+
+/**
+ * The cost of each grid point: varied paths take the point's value, other paths the base
+ * problem's. Every path is checked once, before any simulation.
+ */
+function costFunction(text: string, sweep: Sweep): (index: number) => number {
+  const expression = parseCost(text);
+  const axisOf = new Map(sweep.axes.map((axis, a) => [axis.path, a]));
+  const unknown = expression.paths.filter((p) => !axisOf.has(p) && numberAt(sweep.problem, p) === undefined);
+  if (unknown.length > 0) {
+    throw new ServesimError(
+      'SERVESIM_SWEEP_INVALID',
+      `unknown path${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} in "${text}": neither varied nor a number in the problem`,
+      'cost',
+    );
+  }
+  const textual = expression.paths.filter((p) => axisOf.has(p) && sweep.axes[axisOf.get(p)!]!.type === 'string');
+  if (textual.length > 0) {
+    throw new ServesimError('SERVESIM_SWEEP_INVALID', `${textual.join(', ')} in "${text}" varies over names, not numbers`, 'cost');
+  }
+  const costs = sweep.points.map((point) => {
+    const value = expression.evaluate((p) => {
+      const a = axisOf.get(p);
+      return a === undefined ? numberAt(sweep.problem, p)! : (point.values[a] as number);
+    });
+    if (!Number.isFinite(value)) {
+      const at = sweep.axes.map((axis, a) => `${axis.path}=${String(point.values[a])}`).join(', ');
+      throw new ServesimError('SERVESIM_SWEEP_INVALID', `"${text}" is not a finite number at ${at}`, 'cost');
+    }
+    return value;
+  });
+  return (index) => costs[index]!;
+}
+
+/** "gpu.slots=9, router.policy=x passes, though gpu.slots=10 failed". */
+function describeViolation(v: Violation, valuesOf: (index: number) => Record<string, GridValue>): string {
+  const values = valuesOf(v.index);
+  const other = valuesOf(v.because);
+  const differ = Object.fromEntries(Object.entries(other).filter(([path, value]) => values[path] !== value));
+  return v.passes
+    ? `${describeValues(values)} passes, though ${describeValues(differ)} failed (assumed: less never passes where more fails)`
+    : `${describeValues(values)} fails, though ${describeValues(differ)} passed (assumed: more never fails where less passes)`;
+}

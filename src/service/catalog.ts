@@ -1,0 +1,56 @@
+/**
+ * The problems shipped in problems/, read once: what GET /v1/problems lists, and the ids a
+ * request may name instead of sending a problem inline.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Problem } from '../model/problem.js';
+import { loadProblem } from '../problem/parse.js';
+import { shippedProblemsDir } from '../sweep/spec.js';
+import { ServiceError } from './errors.js';
+
+export interface ProblemListing {
+  readonly id: string;
+  readonly title: string;
+  readonly goals: { readonly success: number; readonly p99_ms: number };
+  readonly confidence: number;
+  readonly cases: readonly string[];
+  readonly links: { readonly self: string };
+}
+
+export class ProblemCatalog {
+  private loaded: ReadonlyMap<string, Problem> | undefined;
+
+  private problems(): ReadonlyMap<string, Problem> {
+    if (this.loaded === undefined) {
+      const dir = shippedProblemsDir();
+      const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+      // keyed by file name: that is what a sweep's `problem: <id>` resolves
+      this.loaded = new Map(files.map((f) => [f.slice(0, -'.yaml'.length), loadProblem(join(dir, f))]));
+    }
+    return this.loaded;
+  }
+
+  ids(): string[] {
+    return [...this.problems().keys()];
+  }
+
+  list(): ProblemListing[] {
+    return [...this.problems()].map(([id, p]) => ({
+      id,
+      title: p.title,
+      goals: { success: p.goals.success, p99_ms: p.goals.p99 / 1000 },
+      confidence: p.confidence,
+      cases: p.cases.map((c) => c.name),
+      links: { self: `/v1/problems/${id}` },
+    }));
+  }
+
+  get(id: string): Problem {
+    const problem = this.problems().get(id);
+    if (problem === undefined) {
+      throw new ServiceError('SERVESIM_NOT_FOUND', 404, `no shipped problem "${id}"; known: ${this.ids().join(', ')}`);
+    }
+    return problem;
+  }
+}

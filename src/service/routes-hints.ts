@@ -1,0 +1,43 @@
+/**
+ * POST /v1/hints: the cheapest configurations that pass, searched over the paths a client
+ * varies. It holds an engine slot while it runs and stops when the client leaves. A string
+ * `problem` names a shipped problem: the search is given no folder, so it reads no paths.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { HintRequest } from '../hint/api.js';
+import type { ServiceContext } from './context.js';
+import { watchDisconnect } from './disconnect.js';
+import { busy } from './errors.js';
+import { ERROR_RESPONSES } from './openapi.js';
+import { hintBodySchema } from './schemas.js';
+
+export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): void {
+  app.post(
+    '/v1/hints',
+    {
+      schema: { body: hintBodySchema },
+      config: {
+        doc: {
+          summary: 'Search the varied paths for the cheapest configurations that pass every case',
+          responses: {
+            200: { description: 'the hint result: a Pareto set of passing configurations and why cheaper ones fail', types: ['application/json'] },
+            ...ERROR_RESPONSES,
+            429: { description: 'too many sweeps running; see Retry-After' },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as HintRequest;
+      const release = ctx.slots.tryAcquire();
+      if (release === undefined) throw busy(`${ctx.slots.size} sweeps are running, the most this server runs at once`, ctx.limits.retryAfterSeconds);
+      const watch = watchDisconnect(reply);
+      try {
+        return await ctx.runHints(body, { signal: watch.signal });
+      } finally {
+        watch.dispose();
+        release();
+      }
+    },
+  );
+}

@@ -1,0 +1,42 @@
+/**
+ * The JSON Schemas of the requests, generated from the zod schemas the CLI uses, so a body
+ * means the same as a sweep file. Fastify validates with them (unknown keys refused) and the
+ * OpenAPI document publishes them.
+ */
+import { z } from 'zod';
+import { hintRequestSchema } from '../hint/api.js';
+import { sweepFileSchema } from '../sweep/spec.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+function requestSchema(schema: z.ZodType, description: string): JsonSchema {
+  // fastify's ajv speaks draft-07; the input side, where defaulted fields are optional
+  const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as JsonSchema;
+  delete json['$schema'];
+  return { description, ...json };
+}
+
+export const sweepBodySchema = requestSchema(
+  sweepFileSchema,
+  'A sweep, as the YAML sweep files: `problem` is the id of a shipped problem (GET /v1/problems) or the problem itself (problems/problem.schema.json); `grid` maps dotted paths (as --set) to values or {from, to, step}.',
+);
+
+export const hintBodySchema = requestSchema(
+  hintRequestSchema,
+  'A hint search: `problem` (a shipped id or the problem itself), `vary` (paths to search, as a sweep grid), an optional `cost` expression.',
+);
+
+export const idParamsSchema: JsonSchema = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 100 } },
+  required: ['id'],
+  additionalProperties: false,
+};
+
+export const resultQuerySchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    partial: { type: 'string', enum: ['0', '1', 'false', 'true'], description: 'answer with the finished points before the job ends' },
+  },
+  additionalProperties: false,
+};

@@ -1,0 +1,88 @@
+/**
+ * The HTTP service: `buildServer` wires the routes to one engine-slot semaphore, one job
+ * registry and one error policy. `servesim serve` listens with it; tests use `inject`.
+ */
+import { Socket } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { runHints } from '../hint/search.js';
+import { runSweep } from '../sweep/run.js';
+import { ProblemCatalog } from './catalog.js';
+import { DEFAULT_LIMITS, type HintRunner, type ServiceContext, type ServiceLimits } from './context.js';
+import { formatSchemaErrors, installErrorHandlers } from './errors.js';
+import { JobRegistry } from './jobs.js';
+import { registerOpenApi } from './openapi.js';
+import { registerHealthRoute } from './routes-health.js';
+import { registerHintRoute } from './routes-hints.js';
+import { registerJobRoutes } from './routes-jobs.js';
+import { registerProblemRoutes } from './routes-problems.js';
+import { registerSweepRoutes } from './routes-sweeps.js';
+import { Slots } from './slots.js';
+import type { SweepRunner } from './streaming-run.js';
+
+export { DEFAULT_LIMITS, type ServiceLimits } from './context.js';
+
+export interface ServiceOptions extends Partial<ServiceLimits> {
+  readonly logger?: FastifyServerOptions['logger'];
+  /** How sweeps run (default runSweep); tests wrap it to watch the signal. */
+  readonly runSweep?: SweepRunner;
+  /** How hint searches run (default runHints). */
+  readonly runHints?: HintRunner;
+}
+
+export function buildServer(options: ServiceOptions = {}): FastifyInstance {
+  const limits: ServiceLimits = {
+    bodyLimit: options.bodyLimit ?? DEFAULT_LIMITS.bodyLimit,
+    maxConcurrent: options.maxConcurrent ?? DEFAULT_LIMITS.maxConcurrent,
+    syncMaxInstances: options.syncMaxInstances ?? DEFAULT_LIMITS.syncMaxInstances,
+    maxInstances: options.maxInstances ?? DEFAULT_LIMITS.maxInstances,
+    keepFinishedJobs: options.keepFinishedJobs ?? DEFAULT_LIMITS.keepFinishedJobs,
+    maxActiveJobs: options.maxActiveJobs ?? DEFAULT_LIMITS.maxActiveJobs,
+    retryAfterSeconds: options.retryAfterSeconds ?? DEFAULT_LIMITS.retryAfterSeconds,
+  };
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: limits.bodyLimit,
+    // fastify's defaults drop unknown keys and turn "8" into 8: a typo must be an error instead
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allowUnionTypes: true } },
+    schemaErrorFormatter: formatSchemaErrors,
+  });
+  installErrorHandlers(app);
+  // before the routes: it collects them as they are added
+  registerOpenApi(app);
+
+  const run = options.runSweep ?? runSweep;
+  const slots = new Slots(limits.maxConcurrent);
+  const ctx: ServiceContext = {
+    limits,
+    slots,
+    jobs: new JobRegistry({
+      slots,
+      run,
+      keepFinished: limits.keepFinishedJobs,
+      maxActive: limits.maxActiveJobs,
+      retryAfterSeconds: limits.retryAfterSeconds,
+    }),
+    problems: new ProblemCatalog(),
+    runSweep: run,
+    runHints: options.runHints ?? runHints,
+  };
+  registerHealthRoute(app, ctx);
+  registerProblemRoutes(app, ctx);
+  registerSweepRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
+  registerHintRoute(app, ctx);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+    // jobs would keep their event streams, and so close(), waiting: nobody will read them now
+    await ctx.jobs.cancelAll();
+  });
+  // server.close() ends only the connections idle when it is called; a keep-alive connection
+  // whose answer ends later would hold the process for the keep-alive timeout
+  app.addHook('onResponse', async (request) => {
+    const { socket } = request.raw;
+    // inject() answers come with a stand-in socket: no connection to end
+    if (closing && socket instanceof Socket) socket.end();
+  });
+  return app;
+}

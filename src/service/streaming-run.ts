@@ -1,0 +1,57 @@
+/**
+ * A sweep run that says what ran it before its first rows. runSweep reports its meta (engine,
+ * adapter, version) only when it returns, but an Arrow stream's schema, which carries the
+ * meta, goes out before the first batch: so the first point runs alone, then the rest.
+ */
+import type { GridPoint, Sweep } from '../sweep/spec.js';
+import type { runSweep, SweepMeta, SweepOutcome, SweepProgress, SweepRow } from '../sweep/run.js';
+
+export type SweepRunner = typeof runSweep;
+
+export interface StreamingRunOptions {
+  readonly signal: AbortSignal;
+  /** Called once, after the first point and before its rows reach `onPoint`. */
+  readonly onMeta: (meta: SweepMeta) => void;
+  readonly onPoint: (point: GridPoint, rows: readonly SweepRow[]) => void;
+  readonly onProgress?: (progress: SweepProgress) => void;
+}
+
+export async function runSweepStreaming(run: SweepRunner, sweep: Sweep, options: StreamingRunOptions): Promise<SweepOutcome> {
+  const { signal } = options;
+  const [first, ...rest] = sweep.points.map((p) => p.index);
+  const total = sweep.points.length;
+  const perPoint = sweep.caseNames.length * sweep.seeds;
+  const overall = (p: SweepProgress, pointsBefore: number, arrivalsBefore: number): SweepProgress => ({
+    pointsDone: p.pointsDone + pointsBefore,
+    pointsTotal: total,
+    instancesDone: p.instancesDone + pointsBefore * perPoint,
+    instancesTotal: total * perPoint,
+    arrivalsDone: p.arrivalsDone + arrivalsBefore,
+  });
+
+  const head = await run(sweep, {
+    signal,
+    only: [first!],
+    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, 0, 0)) } : {}),
+  });
+  if (head.finished.length === 0) return { ...head, unfinished: sweep.points.map((p) => p.index) };
+  options.onMeta(head.meta);
+  options.onPoint(sweep.points[first!]!, head.rows);
+  if (rest.length === 0) return head;
+
+  const arrivals = head.rows.reduce((sum, r) => sum + r.summary.requests, 0);
+  const tail = await run(sweep, {
+    signal,
+    only: rest,
+    onPoint: options.onPoint,
+    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, 1, arrivals)) } : {}),
+  });
+  return {
+    rows: [...head.rows, ...tail.rows],
+    finished: [...head.finished, ...tail.finished],
+    unfinished: tail.unfinished,
+    cancelled: tail.cancelled,
+    error: tail.error,
+    meta: head.meta,
+  };
+}

@@ -1,0 +1,56 @@
+/** `servesim hint` end to end on a tiny grid (one case, few seeds), and its usage errors. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { main, type CliIo } from '../src/cli/program.js';
+import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { closeEngines, runProblem } from '../src/run/run.js';
+
+afterAll(closeEngines);
+
+async function hint(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => ((err += t), true), isTTY: false },
+    onInterrupt: () => () => undefined,
+  } as unknown as CliIo;
+  const code = await main(['node', 'servesim', 'hint', ...args], { loadProblem, selectCases, runProblem }, io);
+  return { code, out, err };
+}
+
+describe('servesim hint', () => {
+  const tiny = ['--set', 'router.policy=least-loaded', '--vary', 'gpu.slots=4..12:4', '--case', 'as-given', '--seeds', '4'];
+
+  it('prints the cheapest configuration, its margins and the count; progress on stderr', async () => {
+    const { code, out, err } = await hint('problems/hot-prefix.yaml', ...tiny);
+    expect(code).toBe(0);
+    expect(out).toContain('hot-prefix — One replica owns the hot prefix');
+    expect(out).toMatch(/Cheapest passing: gpu\.slots=\d+ \(cost \d+\)/);
+    expect(out).toMatch(/as-given\s+PASS/);
+    expect(out).toMatch(/evaluated \d of 3 grid points\n$/);
+    expect(err).toMatch(/^evaluated 1 \(grid 3\): gpu\.slots=12: PASS$/m);
+  });
+
+  it('writes the result as JSON', async () => {
+    const { code, out } = await hint('hot-prefix', ...tiny, '--cost', 'gpu.slots', '-f', 'json');
+    expect(code).toBe(0);
+    const result = JSON.parse(out) as { hints: { found: { cost: number; values: Record<string, number> } }[]; gridSize: number };
+    expect(result.gridSize).toBe(3);
+    expect(result.hints[0]!.found.cost).toBe(result.hints[0]!.found.values['gpu.slots']);
+  });
+
+  it('says what is wrong with the input', async () => {
+    let r = await hint('hot-prefix');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--vary/);
+    r = await hint('hot-prefix', '--vary', 'gpu.slots=4..8', '--cost', 'gpu.slots +');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cost: expected a number/);
+    r = await hint('hot-prefix', '--vary', 'gpu.slots=4..8', '--cost', 'gpu.slot * 2');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/servesim: cost: unknown path gpu\.slot /);
+    r = await hint('hot-prefix', '--vary', 'gpu.slots=4..8', '--set', 'gpu.slots=x');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/gpu\.slots.*from --set gpu\.slots=x/);
+  });
+});

@@ -1,0 +1,169 @@
+/** The search core on synthetic pass/fail rules: no simulation, so every claim is exact. */
+import { describe, expect, it } from 'vitest';
+import { searchCheapest, type SearchAxis } from '../src/hint/frontier.js';
+
+type Value = number | string;
+
+/** A grid as sweeps index it (last axis fastest), with a pass rule and a cost on values. */
+function grid(axes: readonly SearchAxis[]) {
+  const valuesOf = (index: number): Value[] => {
+    const out: Value[] = [];
+    let rest = index;
+    for (let a = axes.length - 1; a >= 0; a--) {
+      const n = axes[a]!.values.length;
+      out.unshift(axes[a]!.values[rest % n]!);
+      rest = Math.floor(rest / n);
+    }
+    return out;
+  };
+  const size = axes.reduce((n, a) => n * a.values.length, 1);
+  return { valuesOf, size };
+}
+
+async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boolean, cost: (v: Value[]) => number) {
+  const { valuesOf, size } = grid(axes);
+  const batches: Value[][][] = [];
+  const outcome = await searchCheapest({
+    axes,
+    cost: (i) => cost(valuesOf(i)),
+    evaluate: async (indexes) => {
+      batches.push(indexes.map(valuesOf));
+      return new Map(indexes.map((i) => [i, { passes: passes(valuesOf(i)) }]));
+    },
+  });
+  return {
+    outcome,
+    size,
+    batches,
+    found: outcome.found.map((f) => valuesOf(f.index)),
+    cheaper: outcome.found.map((f) => f.cheaper.map(valuesOf)),
+    failing: outcome.failing.map(valuesOf),
+    violations: outcome.violations.map((v) => ({ at: valuesOf(v.index), passes: v.passes, because: valuesOf(v.because) })),
+  };
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** A tiny deterministic generator (mulberry32), so the random grids are the same every run. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('searchCheapest', () => {
+  it('finds every cheapest replicas x slots pair, bisecting rather than sweeping', async () => {
+    const axes = [
+      { values: range(1, 10), numeric: true },
+      { values: range(1, 20), numeric: true },
+    ];
+    const r = await search(axes, ([a, b]) => (a as number) * (b as number) >= 40, ([a, b]) => (a as number) * (b as number));
+    expect(r.found).toEqual([[2, 20], [4, 10], [5, 8], [8, 5], [10, 4]]);
+    for (const [k, found] of r.found.entries()) {
+      expect(r.outcome.evaluated.get(r.outcome.found[k]!.index)?.passes).toBe(true);
+      for (const c of r.outcome.found[k]!.cheaper) expect(r.outcome.evaluated.get(c)?.passes, String(found)).toBe(false);
+    }
+    expect(r.outcome.costMonotone).toBe(true);
+    expect(r.violations).toEqual([]);
+    expect(r.outcome.evaluated.size).toBeLessThan(r.size / 3);
+  });
+
+  it('bisects a single path in a handful of evaluations', async () => {
+    const r = await search([{ values: range(2, 24), numeric: true }], ([s]) => (s as number) >= 11, ([s]) => 6 * (s as number));
+    expect(r.found).toEqual([[11]]);
+    expect(r.cheaper).toEqual([[[10]]]);
+    expect(r.outcome.evaluated.size).toBeLessThanOrEqual(6);
+  });
+
+  it('takes numeric values in any order and searches each string value on its own, in batches', async () => {
+    const axes = [
+      { values: ['round-robin', 'least-loaded', 'cache-aware'], numeric: false },
+      { values: [16, 2, 8, 4, 12], numeric: true },
+    ];
+    const need: Record<string, number> = { 'least-loaded': 8, 'cache-aware': 4 };
+    const r = await search(
+      axes,
+      ([policy, slots]) => need[policy as string] !== undefined && (slots as number) >= need[policy as string]!,
+      ([, slots]) => slots as number,
+    );
+    expect(r.found).toEqual([['cache-aware', 4], ['least-loaded', 8]]);
+    expect(r.cheaper).toEqual([[['cache-aware', 2]], [['least-loaded', 4]]]);
+    // round robin never passes: its most generous point says why
+    expect(r.failing).toEqual([['round-robin', 16]]);
+    // every family's most generous point goes out in the first batch
+    expect(r.batches[0]).toEqual([['round-robin', 16], ['least-loaded', 16], ['cache-aware', 16]]);
+    expect(r.outcome.evaluated.size).toBeLessThan(r.size);
+  });
+
+  it('agrees with brute force on random monotone grids, whatever the cost', async () => {
+    const next = random(7);
+    for (let trial = 0; trial < 60; trial++) {
+      const dims = 1 + Math.floor(next() * 3);
+      const axes: SearchAxis[] = [{ values: ['x', 'y'], numeric: false }];
+      for (let d = 0; d < dims; d++) axes.push({ values: range(1, 2 + Math.floor(next() * 6)), numeric: true });
+      // a monotone rule: a weighted sum over a threshold, per family
+      const weights = axes.map(() => next());
+      const threshold = { x: next() * 8, y: next() * 12 };
+      const passes = (v: Value[]): boolean =>
+        v.slice(1).reduce<number>((s, x, k) => s + weights[k + 1]! * (x as number), 0) >= threshold[v[0] as 'x' | 'y'];
+      const monotoneCost = trial % 3 !== 0;
+      const coef = axes.map(() => (monotoneCost ? 1 : -1) * Math.ceil(next() * 3));
+      const cost = (v: Value[]): number => v.slice(1).reduce<number>((s, x, k) => s + coef[k + 1]! * (x as number), 0);
+
+      const r = await search(axes, passes, cost);
+      const { valuesOf, size } = grid(axes);
+      const all = Array.from({ length: size }, (_, i) => valuesOf(i));
+      const expected: Value[][] = [];
+      for (const family of ['x', 'y']) {
+        const passing = all.filter((v) => v[0] === family && passes(v));
+        if (passing.length === 0) continue;
+        const min = Math.min(...passing.map(cost));
+        const ties = passing.filter((v) => cost(v) === min);
+        const le = (p: Value[], q: Value[]) => p.every((x, k) => k === 0 || (x as number) <= (q[k] as number));
+        expected.push(...ties.filter((t) => !ties.some((o) => o !== t && le(o, t))));
+      }
+      const key = (v: Value[]) => v.join(',');
+      expect(r.found.map(key).sort(), `trial ${trial}`).toEqual(expected.map(key).sort());
+      expect(r.violations, `trial ${trial}`).toEqual([]);
+      expect(r.outcome.costMonotone).toBe(monotoneCost);
+    }
+  });
+
+  it('checks the lower neighbours it assumed fail, and reports one that passes', async () => {
+    // with 1 replica, 4 slots pass but 5 do not: the search bisects past 4 and settles it as
+    // failing; checking the cheaper neighbour of (2 replicas, 4 slots) finds it out
+    const axes = [
+      { values: [1, 2], numeric: true },
+      { values: range(1, 8), numeric: true },
+    ];
+    const r = await search(
+      axes,
+      ([a, b]) => (a === 2 ? (b as number) >= 4 : b === 4 || (b as number) >= 6),
+      ([a, b]) => (a as number) + (b as number),
+    );
+    expect(r.violations).toEqual([{ at: [1, 4], passes: true, because: [1, 5] }]);
+    expect(r.found).toEqual([[1, 4]]);
+    expect(r.cheaper).toEqual([[[1, 3]]]);
+  });
+
+  it('checks what it assumed passes, and reports one that fails', async () => {
+    // a cost that falls with slots makes the most slots cheapest; its neighbour was settled
+    // as passing from a smaller passing count
+    const r = await search([{ values: range(1, 8), numeric: true }], ([s]) => (s as number) >= 3 && s !== 7, ([s]) => -(s as number));
+    expect(r.outcome.costMonotone).toBe(false);
+    expect(r.found).toEqual([[8]]);
+    expect(r.violations).toEqual([{ at: [7], passes: false, because: [4] }]);
+  });
+
+  it('reports nothing found when nothing passes, with one evaluation', async () => {
+    const r = await search([{ values: range(1, 50), numeric: true }], () => false, ([s]) => s as number);
+    expect(r.found).toEqual([]);
+    expect(r.failing).toEqual([[50]]);
+    expect(r.outcome.evaluated.size).toBe(1);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Sweep results for the report tests, made up rather than simulated: a parsed sweep (parsing
+ * is cheap) with rows from a toy capacity model, so the charts have shape in milliseconds.
+ */
+import { tableFromIPC, type Table } from 'apache-arrow';
+import type { HintResult } from '../src/hint/api.js';
+import type { CaseSummary } from '../src/model/summary.js';
+import { sweepToArrow } from '../src/sweep/arrow.js';
+import type { SweepMeta, SweepOutcome, SweepRow } from '../src/sweep/run.js';
+import { sweepFromObject, type GridPoint, type Sweep } from '../src/sweep/spec.js';
+
+export function hotPrefixSweep(grid: Record<string, unknown>): Sweep {
+  return sweepFromObject({ id: 'hot-prefix-report', problem: 'hot-prefix', grid, seeds: 16 });
+}
+
+/** Every path of the big fixture: two numbers, a name, and a path held fixed. */
+export const GRID = {
+  'gpu.replicas': [6, 8],
+  'gpu.slots': [4, 8, 16, 32],
+  'router.policy': ['prefix-affinity', 'least-loaded', 'cache-aware'],
+  'app.timeout': ['30s'],
+};
+
+function summary(caseName: string, capacity: number, load: number): CaseSummary {
+  const rho = load / capacity;
+  // past twice the capacity nothing succeeds: the latency quantiles are NaN, as in real runs
+  const dead = rho > 2;
+  const success = dead ? 0 : Math.min(1, Math.max(0, 1.01 - 0.04 * rho ** 3));
+  const p99 = dead ? NaN : 600 / Math.max(0.08, 1.05 - Math.min(rho, 1));
+  const passProbability = 1 / (1 + Math.exp(12 * (rho - 0.9)));
+  return {
+    case: caseName, seeds: 16, requests: 9000, success,
+    success_lo: Math.max(0, success - 0.01), success_hi: Math.min(1, success + 0.005),
+    p50_ms: p99 / 3, p90_ms: p99 / 1.6, p99_ms: p99, p99_lo_ms: p99 * 0.85, p99_hi_ms: p99 * 1.2,
+    p99_all_ms: dead ? 30_000 : p99, pass_probability: Number(passProbability.toFixed(4)),
+    passes: passProbability >= 0.95, kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
+    mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0, top_replica_share: 0.2,
+    mean_wait_ms: 10, wait_probability: 0.3, longest_queue: 4,
+  };
+}
+
+/** Rows for the points `keep` takes, from load / capacity (prefix affinity wastes 70% of it). */
+export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boolean = () => true): SweepOutcome {
+  const rows: SweepRow[] = [];
+  for (const point of sweep.points.filter(keep)) {
+    const at = (path: string, fallback: number | string) => {
+      const a = sweep.axes.findIndex((axis) => axis.path === path);
+      return a < 0 ? fallback : point.values[a]!;
+    };
+    const capacity = Number(at('gpu.replicas', 6)) * Number(at('gpu.slots', 8)) * (at('router.policy', 'least-loaded') === 'prefix-affinity' ? 0.3 : 1);
+    sweep.caseNames.forEach((name, c) => rows.push({ point, summary: summary(name, capacity, 40 * (1 + 0.25 * c)) }));
+  }
+  const meta: SweepMeta = {
+    problemId: sweep.problem.id, sweepId: sweep.id, engine: 'pool', adapter: null, seeds: sweep.seeds,
+    baseSeed: sweep.baseSeed, servesimVersion: '0.1.0', createdAt: '2026-11-29T15:07:31.123Z',
+  };
+  const done = new Set(rows.map((r) => r.point.index));
+  return {
+    rows, finished: [...done], unfinished: sweep.points.filter((p) => !done.has(p.index)).map((p) => p.index),
+    cancelled: false, error: null, meta,
+  };
+}
+
+export function asTable(sweep: Sweep, outcome: SweepOutcome): Table {
+  return tableFromIPC(sweepToArrow(sweep, outcome.rows, outcome.meta));
+}
+
+function margin(caseName: string, passes: boolean, why = '') {
+  return { case: caseName, passes, success: 0.995, p99_ms: 2100, pass_probability: passes ? 0.98 : 0.4, success_margin: 0.005, p99_margin_ms: 900, why };
+}
+
+/** A hint over the three varying paths of {@link GRID}: 8 x 16 slots of least-loaded. */
+export const HINT: HintResult = {
+  problemId: 'hot-prefix',
+  title: 'One replica owns the hot prefix',
+  paths: ['gpu.replicas', 'gpu.slots', 'router.policy'],
+  cost: 'gpu.replicas * gpu.slots',
+  goals: { success: 0.99, p99_ms: 3000 },
+  confidence: 0.9,
+  seeds: 16,
+  cases: ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'],
+  hints: [{
+    found: { values: { 'gpu.replicas': 8, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 128, cases: [margin('as-given', true), margin('server-dies', true)] },
+    cheaper: [
+      { values: { 'gpu.replicas': 6, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 96, cases: [margin('as-given', true), margin('server-dies', false, 'server-dies: success 98.9% < 99%')] },
+      { values: { 'gpu.replicas': 8, 'gpu.slots': 8, 'router.policy': 'least-loaded' }, cost: 64, cases: [margin('as-given', true), margin('slow-dependency', false, 'slow-dependency: p99 5.3 s > 3 s')] },
+    ],
+  }],
+  failing: [
+    { values: { 'gpu.replicas': 8, 'gpu.slots': 32, 'router.policy': 'prefix-affinity' }, cost: 256, cases: [margin('as-given', false, 'as-given: p99 4.3 s > 3 s')] },
+  ],
+  evaluated: 14,
+  gridSize: 24,
+  monotonicityViolations: [],
+  engine: 'pool',
+};

@@ -1,0 +1,124 @@
+/**
+ * The service's other routes: shipped problems, health, the OpenAPI document, hints, and the
+ * shape every error takes. Needs `npm run build` first (the pool's workers run from dist/).
+ */
+import { readdirSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeEngines } from '../src/run/run.js';
+import { buildServer } from '../src/service/server.js';
+import { shippedProblemsDir } from '../src/sweep/spec.js';
+
+let app: FastifyInstance;
+
+beforeAll(() => {
+  app = buildServer();
+});
+
+afterAll(async () => {
+  await app.close();
+  await closeEngines();
+});
+
+describe('problems', () => {
+  it('lists every shipped problem with its goals and cases', async () => {
+    const res = await app.inject('/v1/problems');
+    expect(res.statusCode).toBe(200);
+    const { problems } = res.json();
+    const files = readdirSync(shippedProblemsDir()).filter((f) => f.endsWith('.yaml')).map((f) => f.replace('.yaml', ''));
+    expect(problems.map((p: { id: string }) => p.id)).toEqual(files.sort());
+    expect(problems.find((p: { id: string }) => p.id === 'hot-prefix')).toEqual({
+      id: 'hot-prefix',
+      title: 'One replica owns the hot prefix',
+      goals: { success: 0.99, p99_ms: 3000 },
+      confidence: expect.any(Number),
+      cases: ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'],
+      links: { self: '/v1/problems/hot-prefix' },
+    });
+  });
+
+  it('gives one typed problem, or 404 naming the id and the known ones', async () => {
+    const mmc = await app.inject('/v1/problems/mmc');
+    expect(mmc.statusCode).toBe(200);
+    expect(mmc.json()).toMatchObject({ id: 'mmc', goals: { success: 0.99, p99: 2_000_000 }, server: { slots: 4 } });
+
+    const missing = await app.inject('/v1/problems/no-such');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({
+      statusCode: 404,
+      code: 'SERVESIM_NOT_FOUND',
+      error: 'Not Found',
+      message: expect.stringMatching(/no shipped problem "no-such"; known: .*hot-prefix.*mmc/),
+    });
+  });
+});
+
+describe('health, documentation, unknown routes', () => {
+  it('GET /healthz says ok, the engine and the load', async () => {
+    const res = await app.inject('/healthz');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ ok: true, engines: { cpu: { threads: expect.any(Number) } }, sweeps: { running: 0, max: 2 }, jobs: { running: 0 } });
+  });
+
+  it('GET /openapi.json documents every route with the schemas fastify validates with', async () => {
+    const doc = (await app.inject('/openapi.json')).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/healthz',
+      '/openapi.json',
+      '/v1/hints',
+      '/v1/jobs',
+      '/v1/jobs/{id}',
+      '/v1/jobs/{id}/events',
+      '/v1/jobs/{id}/result',
+      '/v1/problems',
+      '/v1/problems/{id}',
+      '/v1/sweeps',
+    ]);
+    const sweeps = doc.paths['/v1/sweeps'].post;
+    const body = sweeps.requestBody.content['application/json'].schema;
+    expect(body.additionalProperties).toBe(false);
+    expect(body.required).toEqual(['problem', 'grid']);
+    expect(Object.keys(sweeps.responses['200'].content)).toEqual(['application/vnd.apache.arrow.stream', 'application/json', 'text/csv']);
+    expect(sweeps.responses['429'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc.paths['/v1/jobs/{id}'].delete.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
+    expect(doc.paths['/v1/jobs/{id}/result'].get.parameters[1]).toMatchObject({ name: 'partial', in: 'query', required: false });
+    expect(doc.paths['/v1/hints'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('vary');
+  });
+
+  it('an unknown route is a 404 in the same error shape', async () => {
+    const res = await app.inject('/v2/sweeps');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ statusCode: 404, code: 'SERVESIM_NOT_FOUND', error: 'Not Found' });
+  });
+});
+
+describe('POST /v1/hints', () => {
+  const post = (payload: unknown) => app.inject({ method: 'POST', url: '/v1/hints', payload: payload as object });
+
+  it('refuses bad input with the field and the reason', async () => {
+    const cases: [unknown, string, RegExp][] = [
+      [{ problem: 'mmc', vary: { 'server.slots': [4] }, budget: 3 }, 'FST_ERR_VALIDATION', /body\.budget: unknown field/],
+      [{ problem: 'mmc', vary: { 'server.slots': [4] }, seeds: 0 }, 'FST_ERR_VALIDATION', /body\.seeds: must be >= 1/],
+      [{ problem: 'mmc' }, 'FST_ERR_VALIDATION', /body\.vary: required/],
+      [{ problem: 'mmc', vary: {} }, 'SERVESIM_SWEEP_INVALID', /vary: needs at least one path/],
+      [{ problem: 'mmc', vary: { 'server.slotz': [4] } }, 'SERVESIM_SWEEP_INVALID', /server\.slotz: unknown field/],
+      [{ problem: 'problems/mmc.yaml', vary: { 'server.slots': [4] } }, 'SERVESIM_SWEEP_INVALID', /not a shipped problem id/],
+    ];
+    for (const [payload, code, message] of cases) {
+      const res = await post(payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json().code).toBe(code);
+      expect(res.json().message).toMatch(message);
+    }
+  });
+
+  it('finds the fewest slots that pass a tiny problem', async () => {
+    const res = await post({ problem: 'mmc', vary: { 'server.slots': [4, 5, 6] }, cost: 'server.slots', seeds: 2 });
+    expect(res.statusCode).toBe(200);
+    const result = res.json();
+    expect(result).toMatchObject({ problemId: 'mmc', paths: ['server.slots'], gridSize: 3 });
+    expect(result.hints[0].found.values).toEqual({ 'server.slots': 4 });
+    expect((await app.inject('/healthz')).json().sweeps.running).toBe(0);
+  });
+});
