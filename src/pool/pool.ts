@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { EngineConfig } from '../engine/compile.js';
 import { ServesimError } from '../errors.js';
-import type { SliceTask } from './worker.js';
+import type { SliceResult, SliceTask } from './worker.js';
 
 /** Workers must be plain JS: from the sources (tests), use the compiled worker in dist/. */
 function workerFile(): string {
@@ -43,8 +43,9 @@ export class SimulationPool {
     for (let start = 0; start < count; start += sliceSize) {
       const task: SliceTask = { config, seed, first: first + start, count: Math.min(sliceSize, count - start) };
       slices.push(
-        this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((records: Uint32Array) => {
-          out.set(records, start * config.resultWords);
+        this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((result: SliceResult) => {
+          if (!(result instanceof Uint32Array)) throw new ServesimError(result.error.code, result.error.message);
+          out.set(result, start * config.resultWords);
           done += task.count;
           options.onProgress?.(done);
         }),
@@ -55,7 +56,7 @@ export class SimulationPool {
     } catch (err) {
       await Promise.allSettled(slices);
       if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
-      throw unwrapWorkerError(err);
+      throw err;
     }
     return out;
   }
@@ -63,14 +64,4 @@ export class SimulationPool {
   async close(): Promise<void> {
     await this.piscina.destroy();
   }
-}
-
-/** Errors cross the thread boundary as plain errors: restore servesim's code and status. */
-function unwrapWorkerError(err: unknown): unknown {
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('SERVESIM_')) {
-    const path = 'path' in err && typeof err.path === 'string' ? err.path : undefined;
-    const restored = new ServesimError(err.code as ConstructorParameters<typeof ServesimError>[0], err.message);
-    return Object.assign(restored, { path });
-  }
-  return err;
 }

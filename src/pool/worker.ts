@@ -5,6 +5,7 @@
 import { move } from 'piscina';
 import type { EngineConfig } from '../engine/compile.js';
 import { runReference } from '../engine/reference.js';
+import { ServesimError, type ErrorCode } from '../errors.js';
 
 export interface SliceTask {
   readonly config: EngineConfig;
@@ -13,6 +14,14 @@ export interface SliceTask {
   readonly count: number;
 }
 
-export default function runSlice(task: SliceTask): Uint32Array {
-  return move(runReference(task.config, task.seed, task.first, task.count)) as Uint32Array;
+/** A slice's records, or the servesim error that stopped it (errors lose their code crossing threads). */
+export type SliceResult = Uint32Array | { readonly error: { readonly code: ErrorCode; readonly message: string } };
+
+export default function runSlice(task: SliceTask): SliceResult {
+  try {
+    return move(runReference(task.config, task.seed, task.first, task.count)) as Uint32Array;
+  } catch (err) {
+    if (err instanceof ServesimError) return { error: { code: err.code, message: err.message } };
+    throw err;
+  }
 }
