@@ -1,36 +1,61 @@
 // The compute entry points: one invocation per instance of a batch, its slot in the state
 // buffer the invocation index. src/gpu/engine.ts runs initInstances once, advanceInstances
-// once per time window (each its own submit), then gatherResults for a compact readback.
+// for each time window until no instance has events left in it, then gatherResults for a
+// compact readback.
 
 struct Run {
   // instances in the batch; slot s simulates instance first + s of base seed `seed`
   count: u32,
   first: u32,
   seed: u32,
-  // advanceInstances handles the events before this time
+  // advanceInstances handles the events before this time, at most `budget` of them
   until: u32,
+  budget: u32,
+  // always 2: a loop bound the shader compiler cannot see (loopCapHit)
+  two: u32,
+}
+
+// Cleared by the host before each advance dispatch.
+struct Counters {
+  // instances done
+  done: atomic<u32>,
+  // instances that spent their budget and may have events left before `until`
+  pending: atomic<u32>,
+  // invocations that hit the adapter's loop cap: their batch's state is void
+  capped: atomic<u32>,
 }
 
 @group(0) @binding(BINDING_RUN) var<uniform> run: Run;
-// Instances done by the end of this window (the host clears it first): progress, early exit.
-@group(0) @binding(BINDING_DONE) var<storage, read_write> doneCount: atomic<u32>;
+@group(0) @binding(BINDING_COUNTERS) var<storage, read_write> counters: Counters;
 // Per slot, 1 + result words apart: the error word (G_ERROR), then the result record.
 @group(0) @binding(BINDING_RESULTS) var<storage, read_write> results: array<u32>;
 
 override WG: u32 = 64u;
+
+// llvmpipe ends every loop early once an invocation has run 65,535 loop iterations, and from
+// then on runs each loop once: a two-iteration loop that runs once says this one hit the cap.
+fn loopCapHit() -> bool {
+  var n = 0u;
+  for (var i = 0u; i < run.two; i++) { n += 1u; }
+  return n != run.two;
+}
 
 @compute @workgroup_size(WG)
 fn initInstances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let slot = linear_index(gid, nwg, WG);
   if (slot >= run.count) { return; }
   init(slot, run.seed, run.first + slot);
+  if (loopCapHit()) { atomicAdd(&counters.capped, 1u); }
 }
 
 @compute @workgroup_size(WG)
 fn advanceInstances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let slot = linear_index(gid, nwg, WG);
   if (slot >= run.count) { return; }
-  if (advance(slot, run.until)) { atomicAdd(&doneCount, 1u); }
+  evBudget = run.budget;
+  if (advance(slot, run.until)) { atomicAdd(&counters.done, 1u); }
+  else if (evBudget == 0u) { atomicAdd(&counters.pending, 1u); }
+  if (loopCapHit()) { atomicAdd(&counters.capped, 1u); }
 }
 
 @compute @workgroup_size(WG)

@@ -6,6 +6,11 @@
 // Math.floor(a / b) is a / b; Math.clz32 is countLeadingZeros; JS's signed `score` in
 // routePick is an i32; WGSL reserves `from` and `target`, which read `begin` and `tgt`; a
 // ternary is a select (it evaluates both sides, so cacheBest keeps an if to skip a scan).
+//
+// Mesa's llvmpipe ends every loop after 65,535 loop iterations in one invocation, all loops
+// together, which would corrupt an instance silently. So advanceInstance stops after
+// `evBudget` events (stopping between two events changes nothing, as time windows do not),
+// and initInstance leaves zeroing the state to the host; entry.wgsl detects the cap.
 
 // The buffers an instance runs on: state (all instances), its base, params and tables.
 @group(0) @binding(BINDING_STATE) var<storage, read_write> st: array<u32>;
@@ -21,6 +26,8 @@ var<private> evTime: u32;
 var<private> evKind: u32;
 var<private> evId: u32;
 var<private> evTag: u32;
+// Events this invocation may still handle: the host's budget for one dispatch (entry.wgsl).
+var<private> evBudget: u32;
 
 const SESSION_KEY: u32 = 0x80000000u;
 const NONE: u32 = 0xffffffffu;
@@ -890,8 +897,8 @@ fn arrivalNext() {
   let burst = now >= pr[P_BURST_FROM] && now < pr[P_BURST_TO];
   let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
   let at = now + gap;
-  if (at < pr[P_ARRIVAL_END]) { heapPush(at, EV_ARRIVAL, 0u, 0u); }
-  else { st[sb + G_ARRIVALS_DONE] = 1u; }
+  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival
+  st[sb + G_NEXT_ARRIVAL] = select(NONE, at, at < pr[P_ARRIVAL_END]);
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -1123,22 +1130,41 @@ fn handleEvent() {
   }
 }
 
+/**
+ * Takes the earliest event before `until` into evTime, evKind, evId, evTag: the next arrival
+ * (first on a tie) or the top of the heap. False when there is none.
+ */
+fn nextEvent(until: u32) -> bool {
+  let arrivalAt = st[sb + G_NEXT_ARRIVAL];
+  let heapAt0 = select(NONE, st[hs], st[sb + G_HEAP_LEN] > 0u);
+  if (arrivalAt <= heapAt0 && arrivalAt != NONE) {
+    if (arrivalAt >= until) { return false; }
+    evTime = arrivalAt;
+    evKind = EV_ARRIVAL;
+    return true;
+  }
+  if (heapAt0 == NONE || heapAt0 >= until) { return false; }
+  heapPop();
+  return true;
+}
+
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 fn advanceInstance(until: u32) -> bool {
-  while (st[sb + G_DONE] == 0u && st[sb + G_HEAP_LEN] > 0u && st[heapAt(0u)] < until) {
-    heapPop();
+  // evBudget first: an event taken must be handled (simulate.ts has no budget)
+  while (evBudget > 0u && st[sb + G_DONE] == 0u && nextEvent(until)) {
+    evBudget -= 1u;
     st[sb + G_NOW] = evTime;
     add64(R_EVENTS, 1u);
     handleEvent();
-    if (st[sb + G_ARRIVALS_DONE] != 0u && st[sb + G_LIVE] == 0u) { st[sb + G_DONE] = 1u; }
+    if (st[sb + G_NEXT_ARRIVAL] == NONE && st[sb + G_LIVE] == 0u) { st[sb + G_DONE] = 1u; }
   }
-  if (st[sb + G_HEAP_LEN] == 0u) { st[sb + G_DONE] = 1u; }
+  if (st[sb + G_NEXT_ARRIVAL] == NONE && st[sb + G_HEAP_LEN] == 0u) { st[sb + G_DONE] = 1u; }
   return st[sb + G_DONE] != 0u;
 }
 
 /** An empty system at time 0: free lists, replicas up, the first arrival and the windows. */
 fn initInstance(seed: u32, instance: u32) {
-  for (var i = sb; i < sb + pr[P_STATE_WORDS]; i++) { st[i] = 0u; }
+  // st.fill(0, ...): the host clears the state buffer (a loop would spend llvmpipe's budget)
   st[sb + G_KEY] = instanceKey(seed, instance);
   for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
     st[jobAt(j) + J_NEXT] = select(NONE, j + 1u, j + 1u < pr[P_JOB_CAP]);

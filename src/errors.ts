@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'SERVESIM_GPU_LIMIT'
   | 'SERVESIM_GPU_ERROR'
   | 'SERVESIM_CANCELLED'
-  | 'SERVESIM_FILE_UNREADABLE';
+  | 'SERVESIM_FILE_UNREADABLE'
+  | 'SERVESIM_QUEUE_UNREACHABLE';
 
 const STATUS: Record<ErrorCode, number> = {
   SERVESIM_PROBLEM_INVALID: 400,
@@ -30,6 +31,8 @@ const STATUS: Record<ErrorCode, number> = {
   SERVESIM_GPU_ERROR: 500,
   SERVESIM_CANCELLED: 499,
   SERVESIM_FILE_UNREADABLE: 400,
+  // --queue names a Redis that refuses, does not answer, or is not Redis
+  SERVESIM_QUEUE_UNREACHABLE: 503,
 };
 
 export class ServesimError extends Error {

@@ -15,6 +15,7 @@ import { addReportCommand } from './report-command.js';
 import { runCommand, type CliDeps, type CliIo } from './run-command.js';
 import { addSweepCommand, type SweepDeps, type SweepIo } from './sweep-command.js';
 import { registerServe } from './serve-command.js';
+import { registerWorker } from './worker-command.js';
 import { packageVersion } from './version.js';
 
 export type { CliDeps, CliIo } from './run-command.js';
@@ -68,6 +69,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
   addSweepCommand(program, deps, io, setExit);
 
   registerServe(program, io, setExit);
+  registerWorker(program, io, setExit);
   addReportCommand(program, io, setExit);
 
   addHintCommand(program, io, setExit);

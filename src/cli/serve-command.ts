@@ -1,9 +1,11 @@
 /**
  * `servesim serve`: the HTTP service of src/service/. Ctrl-C or SIGTERM stops taking requests,
- * lets those in flight finish (background jobs are cancelled), then closes the engines; a
- * second Ctrl-C exits at once.
+ * lets those in flight finish (background jobs are cancelled; with --queue they stay queued
+ * for the next service), then closes the engines; a second Ctrl-C exits at once.
  */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseQueueUrl } from '../queue/connection.js';
+import { QueueDispatcher } from '../queue/dispatcher.js';
 import { closeEngines } from '../run/run.js';
 import { buildServer, DEFAULT_LIMITS } from '../service/server.js';
 import { EXIT, parseInteger } from './options.js';
@@ -16,10 +18,23 @@ export interface ServeOptionValues {
   readonly syncLimit: number;
   readonly maxInstances: number;
   readonly keepJobs: number;
+  readonly queue?: string;
+  readonly chunkSize?: number;
 }
 
 function count(option: string, min: number, max = Number.MAX_SAFE_INTEGER): (text: string) => number {
   return (text) => parseInteger(text, option, min, max);
+}
+
+/** `--queue redis://HOST:PORT`, for `serve` and `worker`. */
+export function queueOption(description: string): Option {
+  return new Option('--queue <url>', description).argParser((text) => {
+    try {
+      return parseQueueUrl(text);
+    } catch (err) {
+      throw new InvalidArgumentError(`${(err as Error).message}.`);
+    }
+  });
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -48,6 +63,11 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
         .argParser(count('--keep-jobs', 1))
         .default(DEFAULT_LIMITS.keepFinishedJobs),
     )
+    .addOption(queueOption('run jobs on `servesim worker` processes through this Redis (docs/distributed.md)'))
+    .addOption(
+      new Option('--chunk-size <points>', 'with --queue: grid points per chunk (default: about 256 instances a chunk)')
+        .argParser(count('--chunk-size', 1)),
+    )
     .addHelpText(
       'after',
       '\nThe routes and their schemas: GET /openapi.json. Requests are logged to stderr.\n\n' +
@@ -62,7 +82,15 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
 }
 
 export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number> {
+  // an unreachable Redis ends here, before the server listens
+  const queue = opts.queue === undefined
+    ? undefined
+    : await QueueDispatcher.connect(opts.queue, {
+        ...(opts.chunkSize === undefined ? {} : { chunkSize: opts.chunkSize }),
+        log: (line) => void io.stderr.write(line),
+      });
   const app = buildServer({
+    ...(queue ? { queue } : {}),
     maxConcurrent: opts.maxConcurrent,
     syncMaxInstances: opts.syncLimit,
     maxInstances: opts.maxInstances,
@@ -75,9 +103,10 @@ export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number>
   } catch (err) {
     io.stderr.write(`servesim: cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}\n`);
     await app.close();
+    await queue?.close();
     return EXIT.usage;
   }
-  io.stderr.write(`servesim: serving on ${address} (routes: ${address}/openapi.json)\n`);
+  io.stderr.write(`servesim: serving on ${address} (routes: ${address}/openapi.json)${queue ? '; jobs go to the queue' : ''}\n`);
 
   let releaseInterrupt = (): void => {};
   await new Promise<void>((resolve) => {
@@ -92,6 +121,7 @@ export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number>
   io.stderr.write('servesim: stopping: finishing the requests in flight\n');
   try {
     await app.close();
+    await queue?.close();
     await closeEngines();
   } finally {
     releaseInterrupt();

@@ -3,6 +3,7 @@
  * a table, JSON, CSV or an Arrow stream. Ctrl-C or a failure part way keeps every finished
  * point: they are written first, then the points that did not finish are named on stderr.
  */
+import { writeReportForSweep } from '../report/html.js';
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
@@ -51,6 +52,7 @@ export interface SweepIo extends CliIo {
 
 export interface SweepOptionValues {
   readonly out?: string;
+  readonly report?: string;
   readonly format?: SweepFormat;
   readonly seeds?: number;
   readonly engine?: EngineChoice;
@@ -93,6 +95,7 @@ function sweepOptions(): Option[] {
     new Option('-o, --out <file>', 'write the results to this file; its extension (.arrow, .csv, .json, .txt) picks the format'),
     new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
       .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
+    new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
     new Option('-n, --seeds <n>', "seeds per case and grid point (default: the sweep file's)").argParser(parseSeeds),
     new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')} (default: the sweep file's)`)
       .argParser(parseEngine),
@@ -145,6 +148,7 @@ export async function sweepCommand(
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
   if (outcome.finished.length > 0) writeResults(sweep, outcome, format, opts.out, io);
+  if (outcome.finished.length > 0 && opts.report !== undefined) writeReportForSweep(opts.report, sweep, outcome);
   if (outcome.unfinished.length > 0) reportUnfinished(sweep, outcome, io);
   if (outcome.cancelled) {
     io.stderr.write('cancelled\n');

@@ -23,12 +23,31 @@ import {
   writeBuffer,
 } from './buffers.js';
 import { planDispatch, type DispatchPlan } from './dispatch.js';
-import { BINDING, ENTRY_POINT, RUN_WORDS, kernelSource } from './kernel-source.js';
+import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, kernelSource } from './kernel-source.js';
 
 /** Time windows a run is advanced in unless told otherwise. */
 export const DEFAULT_WINDOWS = 16;
 /** Invocations per workgroup (the kernels' `WG` override). */
 export const WORKGROUP_SIZE = 64;
+/** Events per instance and dispatch where loops are not capped: no limit. */
+const NO_BUDGET = 0xffffffff;
+/**
+ * The first budget where they are. A dispatch that hits the cap is undone and the budget
+ * halves; one that does not grows it by an eighth.
+ */
+const FIRST_BUDGET = 64;
+/** Loop iterations after which Mesa llvmpipe (LP_MAX_TGSI_LOOP_ITERATIONS) ends every loop. */
+const LLVMPIPE_LOOP_CAP = 65_535;
+const LOOP_PROBE_ITERATIONS = 100_000;
+const LOOP_PROBE = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> words: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+  var n = 0u;
+  for (var i = 0u; i < words[0]; i++) { n += 1u; }
+  words[1] = n;
+}
+`;
 /** Instances the CPU fallback runs between progress reports. */
 const CPU_SLICE = 16;
 
@@ -62,6 +81,8 @@ export interface GpuRunOutcome {
 }
 
 interface Kernel {
+  /** Whether the adapter ends loops early (Mesa llvmpipe): then dispatches get an event budget. */
+  readonly loopCapped: boolean;
   readonly layout: GPUBindGroupLayout;
   readonly init: GPUComputePipeline;
   readonly advance: GPUComputePipeline;
@@ -94,7 +115,7 @@ async function buildKernel(device: GPUDevice): Promise<Kernel> {
       entry('read-only-storage', BINDING.TABLES),
       entry('storage', BINDING.STATE),
       entry('uniform', BINDING.RUN),
-      entry('storage', BINDING.DONE),
+      entry('storage', BINDING.COUNTERS),
       entry('storage', BINDING.RESULTS),
     ],
   });
@@ -106,12 +127,35 @@ async function buildKernel(device: GPUDevice): Promise<Kernel> {
       layout: pipelineLayout,
       compute: { module, entryPoint, constants: { WG: WORKGROUP_SIZE } },
     });
-  const [init, advance, gather] = await Promise.all([
+  const [init, advance, gather, loopCapped] = await Promise.all([
     pipeline(ENTRY_POINT.init),
     pipeline(ENTRY_POINT.advance),
     pipeline(ENTRY_POINT.gather),
+    capsLoops(device),
   ]);
-  return { layout, init, advance, gather };
+  return { loopCapped, layout, init, advance, gather };
+}
+
+/** Runs a loop past llvmpipe's cap and says whether it was cut short. */
+async function capsLoops(device: GPUDevice): Promise<boolean> {
+  const words = createStorageBuffer(device, new Uint32Array([LOOP_PROBE_ITERATIONS, 0]), { label: 'loop cap probe' });
+  try {
+    const pipeline = await device.createComputePipelineAsync({
+      label: 'loop cap probe',
+      layout: 'auto',
+      compute: { module: device.createShaderModule({ label: 'loop cap probe', code: LOOP_PROBE }), entryPoint: 'main' },
+    });
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: words } }] }));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+    return (await readStorageBuffer(device, words))[1] !== LOOP_PROBE_ITERATIONS;
+  } finally {
+    words.destroy();
+  }
 }
 
 /**
@@ -207,6 +251,7 @@ async function runBatches(
   const kernel = await whileAlive(ctx, kernelFor(ctx.device), 'compiling the WGSL engine');
 
   const { device } = ctx;
+  const stateBytes = batch * config.stateWords * 4;
   const recordWords = config.resultWords + 1;
   const buffers: GPUBuffer[] = [];
   const keep = (b: GPUBuffer): GPUBuffer => {
@@ -216,10 +261,13 @@ async function runBatches(
   try {
     const params = keep(createStorageBuffer(device, config.params, { label: 'params', what: 'the parameter block' }));
     const tables = keep(createStorageBuffer(device, config.tables, { label: 'tables', what: 'the distribution tables' }));
-    const state = keep(createStorageBufferOfSize(device, batch * config.stateWords * 4, { label: 'state', what: `the state of ${formatCount(batch)} instances` }));
+    const stateWhat = `the state of ${formatCount(batch)} instances`;
+    const state = keep(createStorageBufferOfSize(device, stateBytes, { label: 'state', what: stateWhat }));
+    // where loops are capped, each advance may be undone: the state as it was before it
+    const backup = kernel.loopCapped ? keep(createStorageBufferOfSize(device, stateBytes, { label: 'state backup', what: stateWhat })) : null;
     const results = keep(createStorageBufferOfSize(device, batch * recordWords * 4, { label: 'results', what: `the results of ${formatCount(batch)} instances` }));
-    const done = keep(createStorageBufferOfSize(device, 4, { label: 'done count' }));
-    const doneStaging = keep(device.createBuffer({ label: 'done count readback', size: 4, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
+    const counters = keep(createStorageBufferOfSize(device, COUNTER_WORDS * 4, { label: 'counters' }));
+    const countersStaging = keep(device.createBuffer({ label: 'counters readback', size: COUNTER_WORDS * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
     const runWords = new Uint32Array(RUN_WORDS);
     const run = keep(createUniformBuffer(device, runWords, { label: 'run' }));
     const bindGroup = device.createBindGroup({
@@ -230,7 +278,7 @@ async function runBatches(
         { binding: BINDING.TABLES, resource: { buffer: tables } },
         { binding: BINDING.STATE, resource: { buffer: state } },
         { binding: BINDING.RUN, resource: { buffer: run } },
-        { binding: BINDING.DONE, resource: { buffer: done } },
+        { binding: BINDING.COUNTERS, resource: { buffer: counters } },
         { binding: BINDING.RESULTS, resource: { buffer: results } },
       ],
     });
@@ -241,31 +289,61 @@ async function runBatches(
       pass.dispatchWorkgroups(plan.x, plan.y);
       pass.end();
     };
+    // Clears the counters, runs the pipeline, and reads the counters back.
+    const counted = async (encoder: GPUCommandEncoder, pipeline: GPUComputePipeline, plan: DispatchPlan, what: string): Promise<Uint32Array> => {
+      encoder.clearBuffer(counters);
+      dispatch(encoder, pipeline, plan);
+      encoder.copyBufferToBuffer(counters, 0, countersStaging, 0, COUNTER_WORDS * 4);
+      device.queue.submit([encoder.finish()]);
+      await whileAlive(ctx, countersStaging.mapAsync(MAP_MODE_READ), what);
+      const words = new Uint32Array(countersStaging.getMappedRange().slice(0));
+      countersStaging.unmap();
+      checkDevice(ctx, what);
+      return words;
+    };
+    const loopCapError = (what: string): ServesimError =>
+      new ServesimError(
+        'SERVESIM_GPU_LIMIT',
+        `${what}: one instance of case ${config.scenario} needs more loop iterations than ${ctx.adapterName} runs in one invocation (Mesa llvmpipe stops every loop after ${formatCount(LLVMPIPE_LOOP_CAP)})`,
+      );
 
+    let budget = kernel.loopCapped ? FIRST_BUDGET : NO_BUDGET;
+    runWords[RUN.SEED] = seed;
+    runWords[RUN.TWO] = 2;
     for (let offset = 0; offset < count; offset += batch) {
       const n = Math.min(batch, count - offset);
       const what = `instances ${formatCount(first + offset)} to ${formatCount(first + offset + n - 1)}`;
       const plan = planDispatch(n, WORKGROUP_SIZE, ctx.limits);
-      runWords.set([n, first + offset, seed, 0]);
+      runWords[RUN.COUNT] = n;
+      runWords[RUN.FIRST] = first + offset;
       writeBuffer(device, run, runWords);
       const init = device.createCommandEncoder();
-      dispatch(init, kernel.init, plan);
-      device.queue.submit([init.finish()]);
-      for (let w = 1; w <= windows; w++) {
-        throwIfCancelled(options.signal);
-        runWords[3] = windowEnd(config, w, windows);
-        writeBuffer(device, run, runWords);
-        const advance = device.createCommandEncoder();
-        advance.clearBuffer(done);
-        dispatch(advance, kernel.advance, plan);
-        advance.copyBufferToBuffer(done, 0, doneStaging, 0, 4);
-        device.queue.submit([advance.finish()]);
-        await whileAlive(ctx, doneStaging.mapAsync(MAP_MODE_READ), `${what}, window ${w} of ${windows}`);
-        const finishedNow = new Uint32Array(doneStaging.getMappedRange())[0]!;
-        doneStaging.unmap();
-        checkDevice(ctx, `${what}, window ${w} of ${windows}`);
-        report(offset + finishedNow);
-        if (finishedNow === n) break;
+      init.clearBuffer(state, 0, n * config.stateWords * 4);
+      if ((await counted(init, kernel.init, plan, `initialising ${what}`))[COUNTER.CAPPED]! > 0) throw loopCapError(`initialising ${what}`);
+      let done = 0;
+      for (let w = 1; w <= windows && done < n; w++) {
+        const step = `${what}, window ${w} of ${windows}`;
+        runWords[RUN.UNTIL] = windowEnd(config, w, windows);
+        for (;;) {
+          throwIfCancelled(options.signal);
+          runWords[RUN.BUDGET] = budget;
+          writeBuffer(device, run, runWords);
+          const advance = device.createCommandEncoder();
+          if (backup !== null) advance.copyBufferToBuffer(state, 0, backup, 0, stateBytes);
+          const c = await counted(advance, kernel.advance, plan, step);
+          if (c[COUNTER.CAPPED]! > 0) {
+            if (backup === null || budget === 1) throw loopCapError(step);
+            const undo = device.createCommandEncoder();
+            undo.copyBufferToBuffer(backup, 0, state, 0, stateBytes);
+            device.queue.submit([undo.finish()]);
+            budget = Math.max(1, budget >>> 1);
+            continue;
+          }
+          done = c[COUNTER.DONE]!;
+          report(offset + done);
+          if (c[COUNTER.PENDING] === 0) break;
+          budget = Math.min(NO_BUDGET, budget + Math.max(1, budget >>> 3));
+        }
       }
       const gather = device.createCommandEncoder();
       dispatch(gather, kernel.gather, plan);
@@ -315,9 +393,10 @@ export async function runGpu(
 }
 
 /**
- * {@link runGpu}, except that when the GPU fails mid-run (device lost, an uncaptured error, a
- * pipeline that does not compile) the instances it had not finished run on the CPU reference
- * engine instead; the outcome says how many ran where, and why.
+ * {@link runGpu}, except that when the GPU fails (device lost, an uncaptured error, a pipeline
+ * that does not compile, a configuration past the adapter's limits) the instances it had not
+ * finished run on the CPU reference engine instead; the outcome says how many ran where, and
+ * why.
  */
 export async function runGpuWithFallback(
   ctx: GpuContext,
@@ -335,7 +414,7 @@ export async function runGpuWithFallback(
     await runBatches(ctx, config, seed, first, count, options, report, out, finished);
     return { records: out, gpuInstances: count, cpuInstances: 0, adapter: ctx.adapterName };
   } catch (err) {
-    if (!(err instanceof ServesimError) || err.code !== 'SERVESIM_GPU_ERROR') throw err;
+    if (!(err instanceof ServesimError) || (err.code !== 'SERVESIM_GPU_ERROR' && err.code !== 'SERVESIM_GPU_LIMIT')) throw err;
     const gpu = finished.gpu;
     for (let i = gpu; i < count; i += CPU_SLICE) {
       throwIfCancelled(options.signal);

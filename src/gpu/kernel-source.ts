@@ -19,7 +19,7 @@ export const BINDING = {
   TABLES: 1,
   STATE: 2,
   RUN: 3,
-  DONE: 4,
+  COUNTERS: 4,
   RESULTS: 5,
 } as const;
 
@@ -30,8 +30,13 @@ export const ENTRY_POINT = {
   gather: 'gatherResults',
 } as const;
 
-/** Words of the `Run` uniform: count, first, seed, until. */
-export const RUN_WORDS = 4;
+/** The words of the `Run` uniform. */
+export const RUN = { COUNT: 0, FIRST: 1, SEED: 2, UNTIL: 3, BUDGET: 4, TWO: 5 } as const;
+export const RUN_WORDS = Object.keys(RUN).length;
+
+/** The words of the `Counters` buffer. */
+export const COUNTER = { DONE: 0, PENDING: 1, CAPPED: 2 } as const;
+export const COUNTER_WORDS = Object.keys(COUNTER).length;
 
 // src/gpu (vitest) is two levels below the repository, dist/src/gpu (compiled) three.
 const CANDIDATES = ['../../kernels/', '../../../kernels/'];

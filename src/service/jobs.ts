@@ -9,7 +9,7 @@ import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
 import type { GridPoint, Sweep } from '../sweep/spec.js';
 import { busy, ServiceError } from './errors.js';
 import type { Release, Slots } from './slots.js';
-import { runSweepStreaming, type SweepRunner } from './streaming-run.js';
+import { runSweepStreaming, type StreamingRunOptions, type SweepRunner } from './streaming-run.js';
 
 export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 export type FinalState = Extract<JobState, 'done' | 'failed' | 'cancelled'>;
@@ -51,9 +51,21 @@ function jobLinks(id: string): JobLinks {
   return { self, events: `${self}/events`, result: `${self}/result` };
 }
 
+/**
+ * Runs jobs' sweeps on other machines (src/queue) instead of this server's engines; the jobs
+ * outlive this server there, so another one can take them up.
+ */
+export interface JobDispatcher {
+  run(job: Job, options: StreamingRunOptions): Promise<SweepOutcome>;
+  /** Jobs a previous server left running. */
+  unfinished(): Promise<{ readonly id: string; readonly sweep: Sweep; readonly createdAt: Date }[]>;
+  /** The server is stopping: leave its jobs running for the next one instead of cancelling them. */
+  detach(): void;
+}
+
 export class Job {
-  readonly id = randomUUID();
-  readonly createdAt = new Date();
+  readonly id: string;
+  readonly createdAt: Date;
   readonly controller = new AbortController();
   readonly sweep: Sweep;
   state: JobState = 'queued';
@@ -68,8 +80,10 @@ export class Job {
   private error: (Error & { code?: unknown }) | null = null;
   private readonly listeners = new Set<(event: JobEvent) => void>();
 
-  constructor(sweep: Sweep) {
+  constructor(sweep: Sweep, id: string = randomUUID(), createdAt = new Date()) {
     this.sweep = sweep;
+    this.id = id;
+    this.createdAt = createdAt;
   }
 
   get isFinal(): boolean {
@@ -103,8 +117,9 @@ export class Job {
   /** The finished points so far; before the first point, the meta says what is known. */
   outcome(): SweepOutcome {
     return {
-      rows: this.rows,
-      finished: [...this.finished],
+      // points arrive in any order from a queue's workers; a table lists them in the grid's
+      rows: [...this.rows].sort((a, b) => a.point.index - b.point.index),
+      finished: [...this.finished].sort((a, b) => a - b),
       unfinished: this.unfinished(),
       cancelled: this.state === 'cancelled',
       error: this.error,
@@ -180,6 +195,8 @@ export interface JobRegistryOptions {
   /** Jobs queued or running at once; more are refused with 429. */
   readonly maxActive: number;
   readonly retryAfterSeconds: number;
+  /** Where jobs run when not on this server's engine slots. */
+  readonly dispatcher?: JobDispatcher;
 }
 
 export class JobRegistry {
@@ -195,7 +212,15 @@ export class JobRegistry {
     if (active >= this.options.maxActive) {
       throw busy(`${active} jobs are queued or running, the most this server takes`, this.options.retryAfterSeconds);
     }
-    const job = new Job(sweep);
+    return this.start(new Job(sweep));
+  }
+
+  /** Takes up a job another server started (same id), past the bound on active jobs. */
+  adopt(id: string, sweep: Sweep, createdAt: Date): Job {
+    return this.start(new Job(sweep, id, createdAt));
+  }
+
+  private start(job: Job): Job {
     this.jobs.set(job.id, job);
     job.settled = this.run(job);
     return job;
@@ -238,22 +263,27 @@ export class JobRegistry {
 
   private async run(job: Job): Promise<void> {
     const { signal } = job.controller;
-    let release: Release;
-    try {
-      release = await this.options.slots.acquire(signal);
-    } catch {
-      job.settle('cancelled', null);
-      this.evict();
-      return;
+    const { dispatcher } = this.options;
+    let release: Release = () => {};
+    // a dispatched job runs on the queue's workers: it holds none of this server's slots
+    if (dispatcher === undefined) {
+      try {
+        release = await this.options.slots.acquire(signal);
+      } catch {
+        job.settle('cancelled', null);
+        this.evict();
+        return;
+      }
     }
     job.start();
     try {
-      const outcome = await runSweepStreaming(this.options.run, job.sweep, {
+      const options: StreamingRunOptions = {
         signal,
         onMeta: (meta) => job.setMeta(meta),
         onPoint: (point, rows) => job.addPoint(point, rows),
         onProgress: (progress) => job.setInstancesDone(progress.instancesDone),
-      });
+      };
+      const outcome = await (dispatcher ? dispatcher.run(job, options) : runSweepStreaming(this.options.run, job.sweep, options));
       const state = outcome.unfinished.length === 0 ? 'done' : outcome.cancelled ? 'cancelled' : 'failed';
       job.settle(state, state === 'failed' ? outcome.error : null);
     } catch (err) {

@@ -11,6 +11,7 @@ import { ERROR_RESPONSES, NOT_ACCEPTABLE, NOT_FOUND } from './openapi.js';
 import { parseSweepBody } from './routes-sweeps.js';
 import { idParamsSchema, resultQuerySchema, sweepBodySchema } from './schemas.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
+import { renderReport } from '../report/html.js';
 
 /** A comment line now and then keeps proxies from closing a quiet event stream. */
 const KEEP_ALIVE_MS = 15_000;
@@ -117,6 +118,23 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       }
       const { type, body } = encodeTable(format, job.sweep, job.outcome());
       return reply.type(type).send(body);
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/v1/jobs/:id/report',
+    {
+      schema: params,
+      config: {
+        doc: {
+          summary: "A job's results as the HTML report servesim report writes (the points finished so far)",
+          responses: { 200: { description: 'one self-contained HTML page', types: ['text/html'] }, ...ERROR_RESPONSES, 404: NOT_FOUND },
+        },
+      },
+    },
+    async (request, reply) => {
+      const job = ctx.jobs.get(request.params.id);
+      return reply.type('text/html; charset=utf-8').send(renderReport({ sweep: job.sweep, outcome: job.outcome() }));
     },
   );
 

@@ -9,7 +9,7 @@ import { runSweep } from '../sweep/run.js';
 import { ProblemCatalog } from './catalog.js';
 import { DEFAULT_LIMITS, type HintRunner, type ServiceContext, type ServiceLimits } from './context.js';
 import { formatSchemaErrors, installErrorHandlers } from './errors.js';
-import { JobRegistry } from './jobs.js';
+import { JobRegistry, type JobDispatcher } from './jobs.js';
 import { registerOpenApi } from './openapi.js';
 import { registerHealthRoute } from './routes-health.js';
 import { registerHintRoute } from './routes-hints.js';
@@ -27,6 +27,12 @@ export interface ServiceOptions extends Partial<ServiceLimits> {
   readonly runSweep?: SweepRunner;
   /** How hint searches run (default runHints). */
   readonly runHints?: HintRunner;
+  /**
+   * Where jobs' sweeps run instead of this server's engines (`serve --queue`: a BullMQ queue,
+   * src/queue). The caller connects and closes it; the server takes up the jobs it finds
+   * unfinished when it starts, and leaves its own running there when it stops.
+   */
+  readonly queue?: JobDispatcher;
 }
 
 export function buildServer(options: ServiceOptions = {}): FastifyInstance {
@@ -61,6 +67,7 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
       keepFinished: limits.keepFinishedJobs,
       maxActive: limits.maxActiveJobs,
       retryAfterSeconds: limits.retryAfterSeconds,
+      ...(options.queue ? { dispatcher: options.queue } : {}),
     }),
     problems: new ProblemCatalog(),
     runSweep: run,
@@ -71,9 +78,16 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
   registerSweepRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerHintRoute(app, ctx);
+  const { queue } = options;
+  if (queue !== undefined) {
+    app.addHook('onReady', async () => {
+      for (const job of await queue.unfinished()) ctx.jobs.adopt(job.id, job.sweep, job.createdAt);
+    });
+  }
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    queue?.detach();
     // jobs would keep their event streams, and so close(), waiting: nobody will read them now
     await ctx.jobs.cancelAll();
   });
