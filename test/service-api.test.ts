@@ -71,6 +71,7 @@ describe('health, documentation, unknown routes', () => {
       '/v1/jobs/{id}',
       '/v1/jobs/{id}/events',
       '/v1/jobs/{id}/result',
+      '/v1/jobs/{id}/report',
       '/v1/problems',
       '/v1/problems/{id}',
       '/v1/sweeps',
