@@ -139,3 +139,21 @@ export interface SimulationOptionValues {
   readonly engine: EngineChoice;
   readonly format: OutputFormat;
 }
+
+/**
+ * Resolves on Ctrl-C or SIGTERM, for the long-running commands (serve, worker); the returned
+ * function stops listening. main's Ctrl-C handler stays on meanwhile, so a second Ctrl-C
+ * exits without waiting for the drain.
+ */
+export async function untilStopped(io: { onInterrupt(handler: () => void): () => void }): Promise<() => void> {
+  let release = (): void => {};
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    release = io.onInterrupt(stop);
+    process.once('SIGTERM', stop);
+  });
+  return release;
+}

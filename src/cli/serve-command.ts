@@ -8,7 +8,7 @@ import { parseQueueUrl } from '../queue/connection.js';
 import { QueueDispatcher } from '../queue/dispatcher.js';
 import { closeEngines } from '../run/run.js';
 import { buildServer, DEFAULT_LIMITS } from '../service/server.js';
-import { EXIT, parseInteger } from './options.js';
+import { EXIT, parseInteger, untilStopped } from './options.js';
 import type { CliIo } from './run-command.js';
 
 export interface ServeOptionValues {
@@ -108,16 +108,7 @@ export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number>
   }
   io.stderr.write(`servesim: serving on ${address} (routes: ${address}/openapi.json)${queue ? '; jobs go to the queue' : ''}\n`);
 
-  let releaseInterrupt = (): void => {};
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    // main's handler stays on while draining: a second Ctrl-C exits without waiting
-    releaseInterrupt = io.onInterrupt(stop);
-    process.once('SIGTERM', stop);
-  });
+  const releaseInterrupt = await untilStopped(io);
   io.stderr.write('servesim: stopping: finishing the requests in flight\n');
   try {
     await app.close();

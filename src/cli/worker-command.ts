@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import { ChunkWorker, CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS } from '../queue/worker.js';
 import type { EngineChoice } from '../run/types.js';
-import { ENGINE_CHOICES, EXIT, parseEngine, parseInteger } from './options.js';
+import { ENGINE_CHOICES, EXIT, parseEngine, parseInteger, untilStopped } from './options.js';
 import type { CliIo } from './run-command.js';
 import { queueOption } from './serve-command.js';
 
@@ -52,15 +52,7 @@ export async function work(opts: WorkerOptionValues, io: CliIo): Promise<number>
     lockDuration: opts.lockDuration,
     log: (line) => void io.stderr.write(line),
   });
-  let releaseInterrupt = (): void => {};
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    releaseInterrupt = io.onInterrupt(stop);
-    process.once('SIGTERM', stop);
-  });
+  const releaseInterrupt = await untilStopped(io);
   io.stderr.write('servesim worker: stopping: finishing the chunks in hand\n');
   try {
     await worker.close();
