@@ -24,6 +24,8 @@ interface Row {
   requestsPerSecond: number;
   instancesPerSecond: number;
   eventsPerSecond: number;
+  /** One instance's state record (what the GPU engine keeps per instance). */
+  stateBytes: number;
 }
 
 const root = new URL('../../', import.meta.url);
@@ -48,7 +50,7 @@ function work(config: EngineConfig, records: Uint32Array): { arrivals: number; e
   return { arrivals, events };
 }
 
-function row(problem: string, engine: string, instances: number, seconds: number, w: { arrivals: number; events: number }): Row {
+function row(config: EngineConfig, problem: string, engine: string, instances: number, seconds: number, w: { arrivals: number; events: number }): Row {
   return {
     problem,
     engine,
@@ -58,6 +60,7 @@ function row(problem: string, engine: string, instances: number, seconds: number
     requestsPerSecond: Math.round(w.arrivals / seconds),
     instancesPerSecond: Math.round((instances / seconds) * 10) / 10,
     eventsPerSecond: Math.round(w.events / seconds),
+    stateBytes: config.stateWords * 4,
   };
 }
 
@@ -71,20 +74,20 @@ async function main(): Promise<void> {
     runReference(config, 1, 0, 2); // warm the JIT
     let t0 = performance.now();
     const reference = runReference(config, 1, 0, item.instances);
-    rows.push(row(label, 'reference (1 thread)', item.instances, (performance.now() - t0) / 1000, work(config, reference)));
+    rows.push(row(config, label, 'reference (1 thread)', item.instances, (performance.now() - t0) / 1000, work(config, reference)));
     await pool.run(config, 1, 0, pool.threads * 2);
     t0 = performance.now();
     const pooled = await pool.run(config, 1, 0, item.instances * pool.threads);
-    rows.push(row(label, `pool (${pool.threads} threads)`, item.instances * pool.threads, (performance.now() - t0) / 1000, work(config, pooled)));
+    rows.push(row(config, label, `pool (${pool.threads} threads)`, item.instances * pool.threads, (performance.now() - t0) / 1000, work(config, pooled)));
   }
   await pool.close();
 
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const header = `servesim ${packageVersion()} · ${machine} · ${new Date().toISOString()}`;
   const table = [
-    '| problem | engine | instances | simulated requests/s | instances/s | events/s |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.problem} | ${r.engine} | ${r.instances} | ${r.requestsPerSecond.toLocaleString('en')} | ${r.instancesPerSecond} | ${r.eventsPerSecond.toLocaleString('en')} |`),
+    '| problem | engine | instances | simulated requests/s | instances/s | events/s | state bytes/instance |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.problem} | ${r.engine} | ${r.instances} | ${r.requestsPerSecond.toLocaleString('en')} | ${r.instancesPerSecond} | ${r.eventsPerSecond.toLocaleString('en')} | ${r.stateBytes.toLocaleString('en')} |`),
   ].join('\n');
   console.log(`${header}\n\n${table}`);
   const out = new URL('bench/results/', root);
