@@ -160,10 +160,16 @@ describe('searchCheapest', () => {
     expect(r.violations).toEqual([{ at: [7], passes: false, because: [4] }]);
   });
 
-  it('reports nothing found when nothing passes, with one evaluation', async () => {
+  it('reports nothing found when nothing passes, after checking one point half way down', async () => {
     const r = await search([{ values: range(1, 50), numeric: true }], () => false, ([s]) => s as number);
     expect(r.found).toEqual([]);
     expect(r.failing).toEqual([[50]]);
-    expect(r.outcome.evaluated.size).toBe(1);
+    expect(r.outcome.evaluated.size).toBe(2);
+  });
+
+  it('a failing top does not hide a passing range below it: the check finds it, as a violation', async () => {
+    const r = await search([{ values: range(1, 50), numeric: true }], ([s]) => (s as number) >= 10 && (s as number) <= 40, ([s]) => s as number);
+    expect(r.found).toEqual([[10]]);
+    expect(r.violations[0]).toEqual({ at: [25], passes: true, because: [50] });
   });
 });

@@ -10,7 +10,8 @@
  * every point above it, a failure fails every point below it. It then
  *
  * 1. evaluates each family's most generous point: when that fails, nothing in the family
- *    passes (and it is what to show the learner);
+ *    passes (and it is what to show the learner) — checked on the point half way down each
+ *    numeric axis, whose pass would be a violation and reopens the family;
  * 2. walks the combinations of the other numeric axes and bisects the longest numeric axis
  *    for its lowest passing value, skipping what is already settled and, when the cost grows
  *    with every numeric axis (checked on the whole grid, it is only arithmetic), whatever
@@ -175,7 +176,13 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
   const searchFamily = async (family: readonly number[]): Promise<void> => {
     const top = topOf(family);
     await need([top]);
-    if (!evaluated.get(top)!.passes || inner === undefined) return;
+    if (inner === undefined) return;
+    if (!evaluated.get(top)!.passes) {
+      // a failing top settles the whole family: check that on one point half way down
+      const mid = pointAt(family.map((r, a) => (axes[a]!.numeric ? (lengths[a]! - 1) >> 1 : r)));
+      await need([mid]);
+      if (!evaluated.get(mid)!.passes) return;
+    }
     const n = lengths[inner]!;
     let best = Number.POSITIVE_INFINITY;
     // outer combinations from the most generous down: their failures bound the ones below
