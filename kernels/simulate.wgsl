@@ -7,6 +7,11 @@
 // routePick is an i32; WGSL reserves `from` and `target`, which read `begin` and `tgt`; a
 // ternary is a select (it evaluates both sides, so cacheBest keeps an if to skip a scan).
 //
+// The shader compiler inlines every call, so each call site is a copy of the callee's whole
+// subtree: where simulate.ts calls the same function in branches that exclude each other and
+// end alike (handleEvent's slowdown cases, failureStart's app and server cases, replicaPlan's
+// two modes), this file calls it once after the branch.
+//
 // Mesa's llvmpipe ends every loop after 65,535 loop iterations in one invocation, all loops
 // together, which would corrupt an instance silently. So advanceInstance stops after
 // `evBudget` events (stopping between two events changes nothing, as time windows do not),
@@ -585,15 +590,10 @@ fn replicaPlan(r: u32) {
     }
   }
   let prefill = pr[P_CHUNK] - budget;
-  if (decoding < running) {
-    st[rb + RP_MODE] = MODE_SINGLE;
-    st[rb + RP_DUR] = iterationTime(decoding, prefill);
-    replicaSchedule(r, now + st[rb + RP_DUR]);
-    return;
-  }
-  st[rb + RP_MODE] = MODE_RUN;
-  st[rb + RP_DUR] = iterationTime(decoding, 0u);
-  replicaSchedule(r, now + shortest * st[rb + RP_DUR]);
+  let single = decoding < running;
+  st[rb + RP_MODE] = select(MODE_RUN, MODE_SINGLE, single);
+  st[rb + RP_DUR] = iterationTime(decoding, select(0u, prefill, single));
+  replicaSchedule(r, now + select(shortest, 1u, single) * st[rb + RP_DUR]);
 }
 
 /**
@@ -1035,11 +1035,9 @@ fn failureStart(f: u32) {
     st[replicaAt(replica) + RP_STATUS] = select(STATUS_DEAD, STATUS_HUNG, hang);
     if (hang) { replicaHang(replica); }
     else { replicaReset(replica); }
-  } else if (tgt == TARGET_APP) {
-    st[appAt(replica) + AP_STATUS] = STATUS_DEAD;
-    failHeldJobs(tgt, replica);
-  } else if (tgt == TARGET_SERVER) {
-    st[serverAt(replica) + AP_STATUS] = STATUS_DEAD;
+  } else if (tgt == TARGET_APP || tgt == TARGET_SERVER) {
+    if (tgt == TARGET_APP) { st[appAt(replica) + AP_STATUS] = STATUS_DEAD; }
+    else { st[serverAt(replica) + AP_STATUS] = STATUS_DEAD; }
     failHeldJobs(tgt, replica);
   }
 }
@@ -1110,11 +1108,8 @@ fn handleEvent() {
         serverDispatch();
       }
     }
-    case EV_SLOW_START: {
-      slowChange(1u);
-    }
-    case EV_SLOW_END: {
-      slowChange(0u);
+    case EV_SLOW_START, EV_SLOW_END: {
+      slowChange(select(0u, 1u, evKind == EV_SLOW_START));
     }
     case EV_FAIL_START: {
       failureStart(evId);

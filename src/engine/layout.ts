@@ -7,128 +7,136 @@
  *
  * See docs/kernel-layout.md for the picture.
  */
-
-/** Builds `{ A: 0, B: 1, ... }` from a list of names: field order is the layout. */
-function fields<const K extends string>(names: readonly K[], start = 0): { readonly [P in K]: number } {
-  const out = {} as { [P in K]: number };
-  names.forEach((n, i) => {
-    out[n] = start + i;
-  });
-  return out;
-}
+import * as layout from './layout.js';
 
 /** Parameter block: scalars, then variable sections whose offsets are scalars too. */
-export const P = fields([
-  'KIND', 'WARMUP', 'MEASURE_END', 'ARRIVAL_END',
-  'T_INTERARRIVAL', 'T_BURST_INTERARRIVAL', 'BURST_FROM', 'BURST_TO',
-  'SHARE', 'N_PREFIXES', 'OFF_PREFIXES', 'T_SUFFIX', 'T_UNIQUE', 'T_OUTPUT',
-  'SYSTEM_TOKENS', 'T_INPUT', 'STEPS', 'T_TOOL', 'TOOL_SLOTS', 'T_SERVICE',
-  'LB_OVERHEAD', 'APP_REPLICAS', 'APP_SLOTS', 'APP_OVERHEAD', 'TIMEOUT',
-  'ORCH_SLOTS', 'ORCH_OVERHEAD',
-  'ROUTER_SLOTS', 'ROUTER_OVERHEAD', 'POLICY', 'BOUNDED_LOAD_MILLI', 'ALPHA_MILLI', 'RETRIES',
-  'RING_LEN', 'OFF_RING',
-  'GPU_REPLICAS', 'GPU_SLOTS', 'KV_TOKENS', 'ITER_BASE', 'ITER_PER_SEQ', 'PREFILL_NS_PER_TOKEN',
-  'CHUNK', 'CACHE_CAP',
-  'SERVER_REPLICAS', 'SERVER_SLOTS',
-  'SLOW_TARGET', 'SLOW_FACTOR_MILLI', 'SLOW_FROM', 'SLOW_TO',
-  'N_FAILURES', 'OFF_FAILURES',
-  'JOB_CAP', 'HEAP_CAP',
-  'OFF_REPLICAS', 'REPLICA_STRIDE', 'OFF_APPS', 'OFF_SERVERS', 'OFF_JOBS', 'OFF_HEAP',
-  'OFF_RESULT', 'OFF_CALLS', 'OFF_HIST', 'STATE_WORDS',
-]);
-export const PARAM_SCALARS = Object.keys(P).length;
+export const enum P {
+  KIND, WARMUP, MEASURE_END, ARRIVAL_END, T_INTERARRIVAL, T_BURST_INTERARRIVAL, BURST_FROM,
+  BURST_TO, SHARE, N_PREFIXES, OFF_PREFIXES, T_SUFFIX, T_UNIQUE, T_OUTPUT, SYSTEM_TOKENS,
+  T_INPUT, STEPS, T_TOOL, TOOL_SLOTS, T_SERVICE, LB_OVERHEAD, APP_REPLICAS, APP_SLOTS,
+  APP_OVERHEAD, TIMEOUT, ORCH_SLOTS, ORCH_OVERHEAD, ROUTER_SLOTS, ROUTER_OVERHEAD, POLICY,
+  BOUNDED_LOAD_MILLI, ALPHA_MILLI, RETRIES, RING_LEN, OFF_RING, GPU_REPLICAS, GPU_SLOTS,
+  KV_TOKENS, ITER_BASE, ITER_PER_SEQ, PREFILL_NS_PER_TOKEN, CHUNK, CACHE_CAP, SERVER_REPLICAS,
+  SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
+  JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
+  OFF_RESULT, OFF_CALLS, OFF_HIST, STATE_WORDS, COUNT,
+}
+export const PARAM_SCALARS = P.COUNT;
 
 /** Per prefix in the parameter block: cumulative weight threshold (of 2^31), tokens. */
 export const PREFIX_WORDS = 2;
 /** Per ring point: hash point, replica. Sorted by point. */
 export const RING_WORDS = 2;
 /** Per scheduled failure: target, replica, mode, from, to, detect time. */
-export const FAILURE = fields(['TARGET', 'REPLICA', 'MODE', 'FROM', 'TO', 'DETECT_AT']);
-export const FAILURE_WORDS = Object.keys(FAILURE).length;
+export const enum FAILURE {
+  TARGET, REPLICA, MODE, FROM, TO, DETECT_AT, COUNT,
+}
+export const FAILURE_WORDS = FAILURE.COUNT;
 
 /** Instance state header. */
-export const G = fields([
-  'ERROR', 'DONE', 'KEY', 'NOW', 'SEQ', 'HEAP_LEN', 'NEXT_INDEX', 'NEXT_ARRIVAL',
-  'FREE_JOB', 'LIVE', 'RR', 'RAND', 'APP_RR', 'SLOW',
-  'ORCH_BUSY', 'ROUTER_BUSY', 'TOOLS_BUSY', 'TOOL_Q_HEAD', 'TOOL_Q_TAIL', 'TOOL_Q_LEN',
-  'SERVER_Q_HEAD', 'SERVER_Q_TAIL', 'SERVER_Q_LEN',
-]);
-export const HEADER_WORDS = Object.keys(G).length;
+export const enum G {
+  ERROR, DONE, KEY, NOW, SEQ, HEAP_LEN, NEXT_INDEX, NEXT_ARRIVAL, FREE_JOB, LIVE, RR, RAND,
+  APP_RR, SLOW, ORCH_BUSY, ROUTER_BUSY, TOOLS_BUSY, TOOL_Q_HEAD, TOOL_Q_TAIL, TOOL_Q_LEN,
+  SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, COUNT,
+}
+export const HEADER_WORDS = G.COUNT;
 
 /** Per GPU replica; its running list and cache entries follow these words. */
-export const RP = fields([
-  'STATUS', 'DOWN', 'MODE', 'START', 'DUR', 'EVENT_AT', 'GEN', 'BATCH', 'N_RUN',
-  'Q_HEAD', 'Q_TAIL', 'Q_LEN', 'KV_USED', 'LOAD', 'LOAD_TOKENS',
-]);
-export const REPLICA_HEADER_WORDS = Object.keys(RP).length;
+export const enum RP {
+  STATUS, DOWN, MODE, START, DUR, EVENT_AT, GEN, BATCH, N_RUN, Q_HEAD, Q_TAIL, Q_LEN, KV_USED,
+  LOAD, LOAD_TOKENS, COUNT,
+}
+export const REPLICA_HEADER_WORDS = RP.COUNT;
 /** Per cache entry: key (0 = empty), tokens, last use, pins. */
-export const E = fields(['KEY', 'TOKENS', 'LAST', 'PINS']);
+export const enum E {
+  KEY, TOKENS, LAST, PINS,
+}
 export const ENTRY_WORDS = 4;
 
 /** Per app replica (also per server replica): busy slots, status. */
-export const AP = fields(['BUSY', 'STATUS']);
+export const enum AP {
+  BUSY, STATUS,
+}
 export const APP_WORDS = 2;
 
 /** Per job: an admitted request, task or queueing job, with its current call. */
-export const J = fields([
-  'GEN', 'STAGE', 'ARRIVAL', 'DEADLINE', 'INDEX', 'COUNTED', 'APP', 'STEP', 'CONTEXT',
-  'PREFIX', 'PROMPT', 'OUTPUT', 'CACHED', 'PREFILL_LEFT', 'OUT_LEFT', 'PHASE', 'ALLOC',
-  'REPLICA', 'ENTRY', 'RESERVED', 'RETRIES', 'NEXT', 'PREV', 'ENQUEUED', 'STARTED',
-]);
-export const JOB_WORDS = Object.keys(J).length;
+export const enum J {
+  GEN, STAGE, ARRIVAL, DEADLINE, INDEX, COUNTED, APP, STEP, CONTEXT, PREFIX, PROMPT, OUTPUT,
+  CACHED, PREFILL_LEFT, OUT_LEFT, PHASE, ALLOC, REPLICA, ENTRY, RESERVED, RETRIES, NEXT, PREV,
+  ENQUEUED, STARTED, COUNT,
+}
+export const JOB_WORDS = J.COUNT;
 
 /** Per heap entry: time, insertion sequence (ties), kind << 24 | id, tag (generation). */
 export const HEAP_WORDS = 4;
 
 /** Result counters; two-word sums are low word first. */
-export const R = fields([
-  'ARRIVALS', 'SUCCESSES', 'REJECTED', 'TIMED_OUT', 'DIED',
-  'LATENCY_SUM', 'LATENCY_SUM_HI', 'SOJOURN_SUM', 'SOJOURN_SUM_HI',
-  'WAITED', 'QUEUED', 'WAIT_SUM', 'WAIT_SUM_HI',
-  'PROMPT_TOKENS', 'PROMPT_TOKENS_HI', 'CACHED_TOKENS', 'CACHED_TOKENS_HI',
-  'BUSY', 'BUSY_HI', 'BATCH_AREA', 'BATCH_AREA_HI', 'IN_SYSTEM_AREA', 'IN_SYSTEM_AREA_HI',
-  'LONGEST_QUEUE', 'EVENTS', 'EVENTS_HI',
-]);
-export const RESULT_SCALARS = Object.keys(R).length;
+export const enum R {
+  ARRIVALS, SUCCESSES, REJECTED, TIMED_OUT, DIED, LATENCY_SUM, LATENCY_SUM_HI, SOJOURN_SUM,
+  SOJOURN_SUM_HI, WAITED, QUEUED, WAIT_SUM, WAIT_SUM_HI, PROMPT_TOKENS, PROMPT_TOKENS_HI,
+  CACHED_TOKENS, CACHED_TOKENS_HI, BUSY, BUSY_HI, BATCH_AREA, BATCH_AREA_HI, IN_SYSTEM_AREA,
+  IN_SYSTEM_AREA_HI, LONGEST_QUEUE, EVENTS, EVENTS_HI, COUNT,
+}
+export const RESULT_SCALARS = R.COUNT;
 
-export const KIND = fields(['REQUEST', 'TASK', 'JOB']);
-export const EV = fields([
-  'NONE', 'ARRIVAL', 'DEADLINE', 'ROUTE', 'REPLICA', 'TOOL_DONE', 'SERVICE_DONE',
-  'SLOW_START', 'SLOW_END', 'FAIL_START', 'FAIL_DETECT', 'FAIL_END',
-]);
-export const STAGE = fields([
-  'FREE', 'AT_ROUTER', 'GPU_QUEUED', 'GPU_RUNNING', 'TOOL_QUEUED', 'TOOL_RUNNING',
-  'SERVER_QUEUED', 'SERVER_RUNNING',
-]);
-export const PHASE = fields(['PREFILL', 'DECODE']);
-export const MODE = fields(['IDLE', 'SINGLE', 'RUN']);
-export const STATUS = fields(['ALIVE', 'DEAD', 'HUNG']);
-export const TARGET = fields(['NONE', 'GPU', 'SERVER', 'TOOLS', 'APP']);
-export const FAIL_MODE = fields(['RESET', 'HANG']);
-export const POLICY = fields([
-  'ROUND_ROBIN', 'RANDOM', 'LEAST_LOADED', 'PREFIX_AFFINITY', 'BOUNDED_AFFINITY', 'CACHE_AWARE',
-]);
+export const enum KIND {
+  REQUEST, TASK, JOB,
+}
+export const enum EV {
+  NONE, ARRIVAL, DEADLINE, ROUTE, REPLICA, TOOL_DONE, SERVICE_DONE, SLOW_START, SLOW_END,
+  FAIL_START, FAIL_DETECT, FAIL_END,
+}
+export const enum STAGE {
+  FREE, AT_ROUTER, GPU_QUEUED, GPU_RUNNING, TOOL_QUEUED, TOOL_RUNNING, SERVER_QUEUED,
+  SERVER_RUNNING,
+}
+export const enum PHASE {
+  PREFILL, DECODE,
+}
+export const enum MODE {
+  IDLE, SINGLE, RUN,
+}
+export const enum STATUS {
+  ALIVE, DEAD, HUNG,
+}
+export const enum TARGET {
+  NONE, GPU, SERVER, TOOLS, APP,
+}
+export const enum FAIL_MODE {
+  RESET, HANG,
+}
+export const enum POLICY {
+  ROUND_ROBIN, RANDOM, LEAST_LOADED, PREFIX_AFFINITY, BOUNDED_AFFINITY, CACHE_AWARE,
+}
 /** Why an instance stopped early: a capacity sized from the configuration was exceeded. */
-export const ERR = fields(['NONE', 'JOBS_FULL', 'HEAP_FULL', 'CACHE_FULL']);
+export const enum ERR {
+  NONE, JOBS_FULL, HEAP_FULL, CACHE_FULL,
+}
 /** Random streams: each draw is keyed by (instance, stream, a, b). */
-export const STREAM = fields(['ARRIVAL', 'SHAPE', 'STEP', 'ROUTE', 'SERVICE']);
+export const enum STREAM {
+  ARRIVAL, SHAPE, STEP, ROUTE, SERVICE, COUNT,
+}
 
 /** Inverse-CDF table: quantiles at i/1024, i = 0..1024. */
 export const TABLE_BITS = 10;
 export const TABLE_WORDS = (1 << TABLE_BITS) + 1;
 
-/** Every name above, as the WGSL kernel sees them: `const P_KIND: u32 = 0u;` etc. */
+/**
+ * Every name above, as the WGSL kernel sees them: `const P_KIND: u32 = 0u;` etc. The groups
+ * are const enums, so the engines' compiled code holds plain numbers (property loads on layout
+ * objects cost the reference engine most of its time); `preserveConstEnums` keeps the objects
+ * for this list.
+ */
 export function layoutConstants(): Record<string, number> {
-  const groups: Record<string, Record<string, number>> = {
-    P, FAILURE, G, RP, E, AP, J, R, KIND, EV, STAGE, PHASE, MODE, STATUS, TARGET, FAIL_MODE,
-    POLICY, ERR, STREAM,
-  };
-  const out: Record<string, number> = {
-    PREFIX_WORDS, RING_WORDS, FAILURE_WORDS, HEADER_WORDS, REPLICA_HEADER_WORDS, ENTRY_WORDS,
-    APP_WORDS, JOB_WORDS, HEAP_WORDS, TABLE_BITS, TABLE_WORDS, PARAM_SCALARS,
-  };
-  for (const [group, names] of Object.entries(groups)) {
-    for (const [name, value] of Object.entries(names)) out[`${group}_${name}`] = value;
+  const out: Record<string, number> = {};
+  for (const [group, value] of Object.entries(layout)) {
+    if (typeof value === 'number') {
+      out[group] = value;
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
+        if (typeof v === 'number') out[`${group}_${name}`] = v;
+      }
+    }
   }
   return out;
 }

@@ -36,7 +36,7 @@ export function extractResult(config: EngineConfig, state: Uint32Array, base: nu
 /** Reads a result record (as extracted) into named fields. */
 export function decodeResult(config: EngineConfig, record: Uint32Array): InstanceResult {
   const wide = (f: number): number => record[f]! + record[f + 1]! * TWO_32;
-  const calls = R.ARRIVALS + Object.keys(R).length;
+  const calls = R.COUNT;
   return {
     arrivals: record[R.ARRIVALS]!,
     successes: record[R.SUCCESSES]!,

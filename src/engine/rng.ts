@@ -19,7 +19,7 @@ export function instanceKey(seed: number, instance: number): number {
 }
 
 const STREAM_SALT = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b];
-if (STREAM_SALT.length !== Object.keys(STREAM).length) throw new Error('a stream lacks a salt');
+if (STREAM_SALT.length !== STREAM.COUNT) throw new Error('a stream lacks a salt');
 export const streamSalts: readonly number[] = STREAM_SALT;
 
 /** One uniform u32 for draw (a, b) of a stream. */
