@@ -27,8 +27,13 @@ import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, kernelSou
 
 /** Time windows a run is advanced in unless told otherwise. */
 export const DEFAULT_WINDOWS = 16;
-/** Invocations per workgroup (the kernels' `WG` override). */
-export const WORKGROUP_SIZE = 64;
+/** Invocations per workgroup (the kernels' `WG` override) on a GPU. */
+const WORKGROUP_SIZE = 64;
+/**
+ * On an adapter that caps loops (llvmpipe): one CPU vector, so that a few hundred instances
+ * still fill every CPU thread (llvmpipe runs a workgroup on one thread).
+ */
+const LOOP_CAPPED_WORKGROUP_SIZE = 8;
 /** Events per instance and dispatch where loops are not capped: no limit. */
 const NO_BUDGET = 0xffffffff;
 /**
@@ -83,6 +88,7 @@ export interface GpuRunOutcome {
 interface Kernel {
   /** Whether the adapter ends loops early (Mesa llvmpipe): then dispatches get an event budget. */
   readonly loopCapped: boolean;
+  readonly workgroupSize: number;
   readonly layout: GPUBindGroupLayout;
   readonly init: GPUComputePipeline;
   readonly advance: GPUComputePipeline;
@@ -121,19 +127,20 @@ async function buildKernel(device: GPUDevice): Promise<Kernel> {
   });
   const pipelineLayout = device.createPipelineLayout({ label: 'servesim engine', bindGroupLayouts: [layout] });
   const module = device.createShaderModule({ label: 'servesim engine', code: kernelSource() });
+  const loopCapped = await capsLoops(device);
+  const workgroupSize = loopCapped ? LOOP_CAPPED_WORKGROUP_SIZE : WORKGROUP_SIZE;
   const pipeline = (entryPoint: string): Promise<GPUComputePipeline> =>
     device.createComputePipelineAsync({
       label: entryPoint,
       layout: pipelineLayout,
-      compute: { module, entryPoint, constants: { WG: WORKGROUP_SIZE } },
+      compute: { module, entryPoint, constants: { WG: workgroupSize } },
     });
-  const [init, advance, gather, loopCapped] = await Promise.all([
+  const [init, advance, gather] = await Promise.all([
     pipeline(ENTRY_POINT.init),
     pipeline(ENTRY_POINT.advance),
     pipeline(ENTRY_POINT.gather),
-    capsLoops(device),
   ]);
-  return { loopCapped, layout, init, advance, gather };
+  return { loopCapped, workgroupSize, layout, init, advance, gather };
 }
 
 /** Runs a loop past llvmpipe's cap and says whether it was cut short. */
@@ -244,7 +251,6 @@ async function runBatches(
   const capacity = Math.min(batchCapacity(config, ctx.limits), options.maxBatch ?? Infinity);
   checkCount('maxBatch', capacity, 1);
   const batch = Math.min(count, capacity);
-  planDispatch(batch, WORKGROUP_SIZE, ctx.limits);
   throwIfCancelled(options.signal);
   if (count === 0) return;
   checkDevice(ctx, 'before the WGSL engine');
@@ -313,7 +319,7 @@ async function runBatches(
     for (let offset = 0; offset < count; offset += batch) {
       const n = Math.min(batch, count - offset);
       const what = `instances ${formatCount(first + offset)} to ${formatCount(first + offset + n - 1)}`;
-      const plan = planDispatch(n, WORKGROUP_SIZE, ctx.limits);
+      const plan = planDispatch(n, kernel.workgroupSize, ctx.limits);
       runWords[RUN.COUNT] = n;
       runWords[RUN.FIRST] = first + offset;
       writeBuffer(device, run, runWords);
