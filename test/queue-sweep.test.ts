@@ -12,6 +12,7 @@ import { sweepToArrow } from '../src/sweep/arrow.js';
 import { runSweep } from '../src/sweep/run.js';
 import { sweepFromObject } from '../src/sweep/spec.js';
 import { skipQueueTests, startRedis, startWorker, until, workerReady, type RedisServer, type WorkerProcess } from './queue-support.js';
+import { parseEvents } from './support.js';
 
 /** Every column of two tables: the same values (nulls included) and, for numbers, the same bytes. */
 function expectSameTable(actual: Table, expected: Table): void {
@@ -27,16 +28,6 @@ function expectSameTable(actual: Table, expected: Table): void {
       expect(bytes(a.toArray() as ArrayBufferView).equals(bytes(values)), field.name).toBe(true);
     }
   }
-}
-
-function parseEvents(text: string): { event: string; data: Record<string, any> }[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('event: '))
-    .map((block) => {
-      const [event, data] = block.split('\n');
-      return { event: event!.slice('event: '.length), data: JSON.parse(data!.slice('data: '.length)) };
-    });
 }
 
 describe.skipIf(skipQueueTests)('a sweep on the queue', () => {

@@ -8,22 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
 import { runSweep } from '../src/sweep/run.js';
-
-interface ServerEvent {
-  readonly event: string;
-  readonly data: Record<string, any>;
-}
-
-/** An event-stream body as its events (keep-alive comments dropped). */
-function parseEvents(text: string): ServerEvent[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('event: '))
-    .map((block) => {
-      const [event, data] = block.split('\n');
-      return { event: event!.slice('event: '.length), data: JSON.parse(data!.slice('data: '.length)) };
-    });
-}
+import { parseEvents } from './support.js';
 
 async function until(test: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -69,3 +69,19 @@ export function pooledLatency(results: readonly InstanceResult[]): Float64Array 
   for (const r of results) r.latency.forEach((c, i) => (pooled[i]! += c));
   return pooled;
 }
+
+export interface ServerEvent {
+  readonly event: string;
+  readonly data: Record<string, any>;
+}
+
+/** A server-sent event stream's body as its events (keep-alive comments dropped). */
+export function parseEvents(text: string): ServerEvent[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith('event: '))
+    .map((block) => {
+      const [event, data] = block.split('\n');
+      return { event: event!.slice('event: '.length), data: JSON.parse(data!.slice('data: '.length)) };
+    });
+}
