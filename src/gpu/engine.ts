@@ -6,6 +6,11 @@
  * through time windows, each its own submit, so no single dispatch runs long enough for a
  * driver to declare the device hung; after each window the count of finished instances comes
  * back (progress, and an early exit), and at the end only the result records are read back.
+ *
+ * Mesa's llvmpipe (no GPU) ends every loop once an invocation has run 65,535 loop iterations,
+ * which would corrupt instances silently. On such an adapter (a probe finds out) each dispatch
+ * handles at most a budget of events per instance and reports whether it hit the cap; one that
+ * did is undone from a copy of the state and redone with half the budget.
  */
 import type { EngineConfig } from '../engine/compile.js';
 import { G } from '../engine/layout.js';
@@ -95,7 +100,7 @@ interface Kernel {
   readonly gather: GPUComputePipeline;
 }
 
-// Compiling the engine takes seconds on a software adapter: once per device.
+// Once per device: llvmpipe compiles the engine for minutes (Mesa keeps it in its disk cache).
 const kernels = new WeakMap<GPUDevice, Promise<Kernel>>();
 
 function kernelFor(device: GPUDevice): Promise<Kernel> {
@@ -320,11 +325,12 @@ async function runBatches(
       const n = Math.min(batch, count - offset);
       const what = `instances ${formatCount(first + offset)} to ${formatCount(first + offset + n - 1)}`;
       const plan = planDispatch(n, kernel.workgroupSize, ctx.limits);
+      const usedBytes = n * config.stateWords * 4;
       runWords[RUN.COUNT] = n;
       runWords[RUN.FIRST] = first + offset;
       writeBuffer(device, run, runWords);
       const init = device.createCommandEncoder();
-      init.clearBuffer(state, 0, n * config.stateWords * 4);
+      init.clearBuffer(state, 0, usedBytes);
       if ((await counted(init, kernel.init, plan, `initialising ${what}`))[COUNTER.CAPPED]! > 0) throw loopCapError(`initialising ${what}`);
       let done = 0;
       for (let w = 1; w <= windows && done < n; w++) {
@@ -335,12 +341,12 @@ async function runBatches(
           runWords[RUN.BUDGET] = budget;
           writeBuffer(device, run, runWords);
           const advance = device.createCommandEncoder();
-          if (backup !== null) advance.copyBufferToBuffer(state, 0, backup, 0, stateBytes);
+          if (backup !== null) advance.copyBufferToBuffer(state, 0, backup, 0, usedBytes);
           const c = await counted(advance, kernel.advance, plan, step);
           if (c[COUNTER.CAPPED]! > 0) {
             if (backup === null || budget === 1) throw loopCapError(step);
             const undo = device.createCommandEncoder();
-            undo.copyBufferToBuffer(backup, 0, state, 0, stateBytes);
+            undo.copyBufferToBuffer(backup, 0, state, 0, usedBytes);
             device.queue.submit([undo.finish()]);
             budget = Math.max(1, budget >>> 1);
             continue;

@@ -3,7 +3,9 @@
  * (MODEL.md section 6). The one place that decides which engine runs.
  */
 import type { Problem } from '../model/problem.js';
-import { compile } from '../engine/compile.js';
+import { compile, type EngineConfig } from '../engine/compile.js';
+import { acquireGpu, type GpuContext } from '../gpu/adapter.js';
+import { runGpuWithFallback } from '../gpu/engine.js';
 import { decodeResult } from '../engine/result.js';
 import { selectCases } from '../problem/parse.js';
 import { summarize } from '../report/summarize.js';
@@ -15,6 +17,7 @@ import type { CaseSummary } from '../model/summary.js';
 import type { InstanceResult } from '../model/result.js';
 
 let sharedPool: SimulationPool | undefined;
+let sharedGpu: Promise<GpuContext> | undefined;
 
 /** One pool per process, started on first use and closed by `closeEngines`. */
 export function pool(): SimulationPool {
@@ -22,17 +25,45 @@ export function pool(): SimulationPool {
   return sharedPool;
 }
 
+/** One WebGPU device per process, acquired on first use of `--engine gpu`. */
+function gpu(): Promise<GpuContext> {
+  sharedGpu ??= acquireGpu();
+  sharedGpu.catch(() => (sharedGpu = undefined));
+  return sharedGpu;
+}
+
 export async function closeEngines(): Promise<void> {
   await sharedPool?.close();
   sharedPool = undefined;
+  const device = sharedGpu;
+  sharedGpu = undefined;
+  (await device?.catch(() => undefined))?.destroy();
 }
+
+/**
+ * `auto` runs the CPU pool: the only adapter measured so far (Mesa llvmpipe, bench) runs the
+ * kernel 10-40x slower than one reference thread, so the crossover is not reached there.
+ */
+type Engine = (config: EngineConfig, options: RunOptions, onDone: (done: number) => void) => Promise<{ records: Uint32Array; note?: string }>;
 
 export async function runProblem(problem: Problem, options: RunOptions): Promise<RunResult> {
   const scenarios = selectCases(problem, options.caseNames ?? 'all');
+  let run: Engine;
+  let adapter: string | null = null;
   if (options.engine === 'gpu') {
-    throw new ServesimError('SERVESIM_NO_ADAPTER', 'the GPU engine is not available in this build; use --engine cpu');
+    const ctx = await gpu();
+    adapter = ctx.adapterName;
+    run = async (config, o, onDone) => {
+      const outcome = await runGpuWithFallback(ctx, config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone });
+      return { records: outcome.records, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
+    };
+  } else {
+    const engine = pool();
+    run = async (config, o, onDone) => ({
+      records: await engine.run(config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone }),
+    });
   }
-  const engine = pool();
+  const notes: string[] = [];
   const total = scenarios.length * options.seeds;
   let finished = 0;
   let arrivalsDone = 0;
@@ -41,12 +72,10 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
     if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
     const config = compile(problem, scenario);
     const expectedArrivals = problem.traffic.rate * scenario.rateScale * ((problem.traffic.warmup + problem.traffic.duration) / 1e6);
-    const records = await engine.run(config, options.baseSeed, 0, options.seeds, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: (done) => {
-        options.onProgress?.({ instancesDone: finished + done, instancesTotal: total, arrivalsDone: arrivalsDone + done * expectedArrivals });
-      },
+    const { records, note } = await run(config, options, (done) => {
+      options.onProgress?.({ instancesDone: finished + done, instancesTotal: total, arrivalsDone: arrivalsDone + done * expectedArrivals });
     });
+    if (note !== undefined) notes.push(`${scenario.name}: ${note}`);
     finished += options.seeds;
     arrivalsDone += options.seeds * expectedArrivals;
     const results: InstanceResult[] = [];
@@ -61,9 +90,10 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
     rows,
     meta: {
       problemId: problem.id,
-      engine: 'pool',
-      adapter: null,
-      threads: engine.threads,
+      engine: adapter === null ? 'pool' : 'gpu',
+      adapter,
+      ...(adapter === null ? { threads: pool().threads } : {}),
+      ...(notes.length === 0 ? {} : { note: notes.join('; ') }),
       seeds: options.seeds,
       baseSeed: options.baseSeed,
       servesimVersion: packageVersion(),

@@ -30,6 +30,8 @@ export interface RunMeta {
   readonly adapter: string | null;
   /** Worker threads, when the CPU pool ran. */
   readonly threads?: number;
+  /** Why some instances ran elsewhere than asked (a lost GPU device falls back to the CPU). */
+  readonly note?: string;
   readonly seeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string;
