@@ -41,8 +41,8 @@ export async function closeEngines(): Promise<void> {
 }
 
 /**
- * `auto` runs the CPU pool: the only adapter measured so far (Mesa llvmpipe, bench) runs the
- * kernel 10-40x slower than one reference thread, so the crossover is not reached there.
+ * `auto` runs the CPU pool: on the only adapter tried so far (Mesa llvmpipe) the kernel is far
+ * slower than one reference thread; a crossover for real GPUs is for the benchmark to find.
  */
 type Engine = (config: EngineConfig, options: RunOptions, onDone: (done: number) => void) => Promise<{ records: Uint32Array; note?: string }>;
 
