@@ -26,10 +26,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function until(test: () => boolean | Promise<boolean>, timeoutMs = 30_000, what = 'a condition'): Promise<void> {
+export async function until(test: () => boolean | Promise<boolean>, timeoutMs = 30_000, what: string | (() => string) = 'a condition'): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -101,5 +101,5 @@ export function startWorker(url: string, args: readonly string[] = []): WorkerPr
 }
 
 export async function workerReady(worker: WorkerProcess): Promise<void> {
-  await until(() => worker.log().includes('taking chunks'), 20_000, `a worker to start (its log: ${worker.log()})`);
+  await until(() => worker.log().includes('taking chunks'), 20_000, () => `a worker to start (its log: ${worker.log()})`);
 }
