@@ -319,7 +319,7 @@ describeGpu('WebGPU device', () => {
     const saved = process.env['SERVESIM_ADAPTER'];
     process.env['SERVESIM_ADAPTER'] = 'no-such-adapter-xyz';
     try {
-      await expect(acquireGpu()).rejects.toThrow(/from SERVESIM_ADAPTER/);
+      await expect(acquireGpu()).rejects.toThrow(/from --adapter or SERVESIM_ADAPTER/);
     } finally {
       if (saved === undefined) delete process.env['SERVESIM_ADAPTER'];
       else process.env['SERVESIM_ADAPTER'] = saved;

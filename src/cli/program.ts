@@ -33,6 +33,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
     .description('Monte Carlo simulation of LLM-serving designs: which design meets its goals')
     .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
+    .option('--adapter <name>', 'the WebGPU adapter to run the GPU engine on: part of its name (default: $SERVESIM_ADAPTER, else the best found)')
     .showSuggestionAfterError()
     // errors come back to main() as exceptions, so the exit status is decided in one place
     .exitOverride()
@@ -42,6 +43,12 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
       // one prefix for every error, commander's and ours
       outputError: (text, write) => write(text.replace(/^error: /, 'servesim: ')),
     });
+
+  // the adapter search reads SERVESIM_ADAPTER, as a worker or service started by other means does
+  program.hook('preAction', () => {
+    const { adapter } = program.opts<{ adapter?: string }>();
+    if (adapter !== undefined) process.env['SERVESIM_ADAPTER'] = adapter;
+  });
 
   const run = program
     .command('run')

@@ -60,6 +60,8 @@ export async function runCommand(
       }
       if (controller.signal.aborted) break;
       io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
+      // why auto chose it, and what ran elsewhere than asked
+      for (const line of [result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
       results.push(result);
       writeResult(result, i, plans.length, opts, io);
     }

@@ -147,6 +147,7 @@ export async function sweepCommand(
 
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
+  if (meta.choice !== undefined) io.stderr.write(`  ${meta.choice}\n`);
   if (outcome.finished.length > 0) writeResults(sweep, outcome, format, opts.out, io);
   if (outcome.finished.length > 0 && opts.report !== undefined) writeReportForSweep(opts.report, sweep, outcome);
   if (outcome.unfinished.length > 0) reportUnfinished(sweep, outcome, io);

@@ -263,7 +263,7 @@ function wantedAdapter(options: AcquireOptions): { name: string; source: string 
     return { name: options.adapter, source: 'the adapter option' };
   }
   const env = process.env['SERVESIM_ADAPTER'];
-  if (env !== undefined && env !== '') return { name: env, source: 'SERVESIM_ADAPTER' };
+  if (env !== undefined && env !== '') return { name: env, source: '--adapter or SERVESIM_ADAPTER' };
   return undefined;
 }
 

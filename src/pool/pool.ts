@@ -22,11 +22,16 @@ export interface PoolRunOptions {
   readonly onProgress?: (instancesDone: number) => void;
 }
 
+/** The pool's threads when none are asked for: one per core. */
+export function defaultPoolThreads(): number {
+  return availableParallelism();
+}
+
 export class SimulationPool {
   readonly threads: number;
   private readonly piscina: Piscina;
 
-  constructor(threads = availableParallelism()) {
+  constructor(threads = defaultPoolThreads()) {
     this.threads = Math.max(1, threads);
     this.piscina = new Piscina({ filename: workerFile(), minThreads: this.threads, maxThreads: this.threads, idleTimeout: 30_000 });
   }

@@ -4,12 +4,13 @@
  */
 import type { Problem } from '../model/problem.js';
 import { compile, type EngineConfig } from '../engine/compile.js';
-import { acquireGpu, type GpuContext } from '../gpu/adapter.js';
+import { acquireGpu, probeGpu, type GpuContext } from '../gpu/adapter.js';
 import { runGpuWithFallback } from '../gpu/engine.js';
 import { decodeResult } from '../engine/result.js';
 import { selectCases } from '../problem/parse.js';
 import { summarize } from '../report/summarize.js';
-import { SimulationPool } from '../pool/pool.js';
+import { defaultPoolThreads, SimulationPool } from '../pool/pool.js';
+import { decideAuto, loadCrossovers, type CrossoverTable, type EngineDecision } from './crossover.js';
 import { ServesimError } from '../errors.js';
 import { packageVersion } from '../cli/version.js';
 import type { RunOptions, RunResult } from './types.js';
@@ -18,6 +19,7 @@ import type { InstanceResult } from '../model/result.js';
 
 let sharedPool: SimulationPool | undefined;
 let sharedGpu: Promise<GpuContext> | undefined;
+let crossovers: CrossoverTable | undefined;
 
 /** One pool per process, started on first use and closed by `closeEngines`. */
 export function pool(): SimulationPool {
@@ -40,28 +42,48 @@ export async function closeEngines(): Promise<void> {
   (await device?.catch(() => undefined))?.destroy();
 }
 
-/**
- * `auto` runs the CPU pool: on the only adapter tried so far (Mesa llvmpipe) the kernel is far
- * slower than one reference thread; a crossover for real GPUs is for the benchmark to find.
- */
 type Engine = (config: EngineConfig, options: RunOptions, onDone: (done: number) => void) => Promise<{ records: Uint32Array; note?: string }>;
+
+/** What runs a batch of `seeds` instances; `auto` goes by the benchmark's crossover. */
+async function decide(options: RunOptions): Promise<EngineDecision | { engine: 'gpu' | 'pool'; why?: undefined }> {
+  if (options.engine !== 'auto') return { engine: options.engine === 'gpu' ? 'gpu' : 'pool' };
+  crossovers ??= loadCrossovers();
+  return decideAuto(options.seeds, sharedPool?.threads ?? defaultPoolThreads(), crossovers, () => probeGpu());
+}
+
+function gpuEngine(ctx: GpuContext): Engine {
+  return async (config, o, onDone) => {
+    const outcome = await runGpuWithFallback(ctx, config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone });
+    return { records: outcome.records, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
+  };
+}
+
+function poolEngine(): Engine {
+  const engine = pool();
+  return async (config, o, onDone) => ({
+    records: await engine.run(config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone }),
+  });
+}
 
 export async function runProblem(problem: Problem, options: RunOptions): Promise<RunResult> {
   const scenarios = selectCases(problem, options.caseNames ?? 'all');
+  const decision = await decide(options);
+  let why = decision.why;
   let run: Engine;
   let adapter: string | null = null;
-  if (options.engine === 'gpu') {
-    const ctx = await gpu();
-    adapter = ctx.adapterName;
-    run = async (config, o, onDone) => {
-      const outcome = await runGpuWithFallback(ctx, config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone });
-      return { records: outcome.records, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
-    };
+  if (decision.engine === 'gpu') {
+    let ctx: GpuContext | null = null;
+    try {
+      ctx = await gpu();
+    } catch (err) {
+      // `auto` never fails for want of a device it was not promised
+      if (options.engine === 'gpu') throw err;
+      why = `${why}; then the CPU pool, as opening the device failed: ${(err as Error).message}`;
+    }
+    adapter = ctx?.adapterName ?? null;
+    run = ctx === null ? poolEngine() : gpuEngine(ctx);
   } else {
-    const engine = pool();
-    run = async (config, o, onDone) => ({
-      records: await engine.run(config, o.baseSeed, 0, o.seeds, { ...(o.signal ? { signal: o.signal } : {}), onProgress: onDone }),
-    });
+    run = poolEngine();
   }
   const notes: string[] = [];
   const total = scenarios.length * options.seeds;
@@ -94,6 +116,7 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
       adapter,
       ...(adapter === null ? { threads: pool().threads } : {}),
       ...(notes.length === 0 ? {} : { note: notes.join('; ') }),
+      ...(why === undefined ? {} : { choice: why }),
       seeds: options.seeds,
       baseSeed: options.baseSeed,
       servesimVersion: packageVersion(),

@@ -32,6 +32,8 @@ export interface RunMeta {
   readonly threads?: number;
   /** Why some instances ran elsewhere than asked (a lost GPU device falls back to the CPU). */
   readonly note?: string;
+  /** With `--engine auto`: why this engine (the benchmark's crossover, or no adapter). */
+  readonly choice?: string;
   readonly seeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string;

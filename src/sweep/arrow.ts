@@ -77,6 +77,7 @@ export class SweepTable {
       ['servesim.grid', JSON.stringify(sweep.axes.map((a) => a.path))],
       ['servesim.goals', JSON.stringify({ success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 })],
       ['servesim.confidence', String(sweep.confidence)],
+      ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
     ]);
     this.schema = new Schema(this.columns.map((c) => c.field), metadata);
   }

@@ -28,6 +28,8 @@ export interface SweepMeta {
   readonly sweepId: string;
   readonly engine: EngineUsed | null;
   readonly adapter: string | null;
+  /** With engine `auto`: why this engine (see RunMeta.choice). */
+  readonly choice?: string;
   readonly seeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string | null;
@@ -116,6 +118,7 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
       sweepId: sweep.id,
       engine: meta?.engine ?? null,
       adapter: meta?.adapter ?? null,
+      ...(meta?.choice === undefined ? {} : { choice: meta.choice }),
       seeds: sweep.seeds,
       baseSeed: sweep.baseSeed,
       servesimVersion: meta?.servesimVersion ?? null,
