@@ -1,132 +1,209 @@
 /**
- * `npm run bench`: simulated requests per second and instances per second of each engine on
- * the same work, printed as a Markdown table and written to bench/results/. Asserts nothing.
+ * `npm run bench`: simulated requests per second and instances per second of each engine (the
+ * reference engine on one thread, the Piscina pool on every core, the WGSL kernel on each
+ * adapter) on the same instances, printed as Markdown and written to bench/results/, with the
+ * kernel/pool crossover that `--engine auto` goes by. Asserts nothing.
  *
- * "Simulated requests" are arrivals, warm-up included: all the work an instance does.
+ *   npm run bench -- [--budget SECONDS] [--adapter NAME ...] [--out DIR]
+ *
+ * A run whose time, predicted from the same engine's last two runs on fewer instances, is over
+ * the budget is listed as not run, with the prediction: the kernel on Mesa llvmpipe would take
+ * hours at 65,536 instances.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { compile, type EngineConfig } from '../src/engine/compile.js';
-import { P } from '../src/engine/layout.js';
+import { Command, Option } from 'commander';
+import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
+import { runGpu } from '../src/gpu/engine.js';
 import { runReference } from '../src/engine/reference.js';
-import { decodeResult } from '../src/engine/result.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
 import { SimulationPool } from '../src/pool/pool.js';
 import { packageVersion } from '../src/cli/version.js';
-import type { Problem } from '../src/model/problem.js';
+import { parseInteger } from '../src/cli/options.js';
 import { loadSweep } from '../src/sweep/spec.js';
 import { runSweep } from '../src/sweep/run.js';
 import { closeEngines } from '../src/run/run.js';
+import { CROSSOVER_ABOUT, CROSSOVER_PATH, crossoverOf, loadCrossovers, type AdapterMeasurements, type Measurement } from '../src/run/crossover.js';
 import { hintRequestSchema, type HintRequest } from '../src/hint/api.js';
 import { runHints } from '../src/hint/search.js';
-
-interface Row {
-  problem: string;
-  engine: string;
-  instances: number;
-  seconds: number;
-  simulatedRequests: number;
-  requestsPerSecond: number;
-  instancesPerSecond: number;
-  eventsPerSecond: number;
-  /** One instance's state record (what the GPU engine keeps per instance). */
-  stateBytes: number;
-}
+import { configOf, label, logRow, measure, ratio, sameRecords, table, type EngineRun, type Measured, type Row } from './measure.js';
 
 const root = new URL('../../', import.meta.url);
+
+/** Every engine on this work, at the pool's instance count. */
 const WORK: { problem: string; sets: string[]; instances: number }[] = [
-  { problem: 'mmc', sets: [], instances: 64 },
-  { problem: 'hot-prefix', sets: [], instances: 64 },
-  { problem: 'hot-prefix', sets: ['router.policy=least-loaded', 'gpu.slots=16'], instances: 64 },
-  { problem: 'coding-agents', sets: [], instances: 16 },
-  { problem: 'coding-agents', sets: ['router.policy=prefix-affinity'], instances: 16 },
+  { problem: 'mmc', sets: [], instances: 256 },
+  { problem: 'hot-prefix', sets: [], instances: 256 },
+  { problem: 'hot-prefix', sets: ['router.policy=least-loaded', 'gpu.slots=16'], instances: 256 },
+  { problem: 'coding-agents', sets: [], instances: 64 },
+  { problem: 'coding-agents', sets: ['router.policy=prefix-affinity'], instances: 64 },
 ];
+const SCALING_PROBLEMS = ['mmc', 'hot-prefix', 'coding-agents'];
+const SCALING_INSTANCES = [1, 16, 256, 4096, 65536];
+const HORIZONS = [200, 800, 3200];
 
-function work(config: EngineConfig, records: Uint32Array): { arrivals: number; events: number } {
-  let arrivals = 0;
-  let events = 0;
-  const window = config.measuredMicros;
-  const total = config.params[P.MEASURE_END]!; // warm-up + measured window
-  for (let i = 0; i < records.length / config.resultWords; i++) {
-    const r = decodeResult(config, records.subarray(i * config.resultWords, (i + 1) * config.resultWords));
-    arrivals += (r.arrivals * total) / window;
-    events += r.events;
+interface Options {
+  budget: number;
+  adapter: string[];
+  out: string;
+}
+
+function parseOptions(): Options {
+  return new Command('bench')
+    .addOption(new Option('--budget <seconds>', 'longest predicted time of one measurement').argParser((t) => parseInteger(t, '--budget', 1, 86_400)).default(240))
+    .addOption(new Option('--adapter <name>', 'a WebGPU adapter to run the kernel on, repeatable (default: the one the engine picks)').argParser((t: string, prev: string[]) => [...prev, t]).default([]))
+    .addOption(new Option('--out <dir>', 'where to write latest.md, latest.json and crossover.json').default(fileURLToPath(new URL('bench/results/', root))))
+    .parse()
+    .opts<Options>();
+}
+
+interface Kernel {
+  readonly name: string;
+  readonly ctx: GpuContext;
+  readonly run: EngineRun;
+}
+
+/** The adapters asked for (or the engine's own pick), with the kernel compiled on each. */
+async function openKernels(names: readonly string[], about: string[]): Promise<Kernel[]> {
+  const kernels: Kernel[] = [];
+  for (const adapter of names.length === 0 ? [undefined] : names) {
+    let ctx: GpuContext;
+    try {
+      ctx = await acquireGpu({ adapter });
+    } catch (err) {
+      about.push(`no kernel rows${adapter === undefined ? '' : ` for '${adapter}'`}: ${(err as Error).message}`);
+      continue;
+    }
+    const t0 = performance.now();
+    await runGpu(ctx, configOf('mmc', []), 1, 0, 1);
+    about.push(`kernel on ${ctx.adapterName}: compiled and first instance run in ${((performance.now() - t0) / 1000).toFixed(1)} s (Mesa caches the compile on disk)`);
+    kernels.push({ name: `kernel (${ctx.adapterName})`, ctx, run: (config, n) => runGpu(ctx, config, 1, 0, n) });
   }
-  return { arrivals, events };
+  return kernels;
 }
 
-function row(config: EngineConfig, problem: string, engine: string, instances: number, seconds: number, w: { arrivals: number; events: number }): Row {
-  return {
-    problem,
-    engine,
-    instances,
-    seconds,
-    simulatedRequests: Math.round(w.arrivals),
-    requestsPerSecond: Math.round(w.arrivals / seconds),
-    instancesPerSecond: Math.round((instances / seconds) * 10) / 10,
-    eventsPerSecond: Math.round(w.events / seconds),
-    stateBytes: config.stateWords * 4,
-  };
-}
-
-function table(rows: readonly Row[]): string {
-  return [
-    '| problem | engine | instances | simulated requests/s | instances/s | events/s | state bytes/instance |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.problem} | ${r.engine} | ${r.instances} | ${r.requestsPerSecond.toLocaleString('en')} | ${r.instancesPerSecond} | ${r.eventsPerSecond.toLocaleString('en')} | ${r.stateBytes.toLocaleString('en')} |`),
-  ].join('\n');
-}
-
-function configOf(name: string, sets: readonly string[]): { problem: Problem; config: EngineConfig } {
-  const problem = loadProblem(fileURLToPath(new URL(`problems/${name}.yaml`, root)), sets);
-  return { problem, config: compile(problem, selectCases(problem, ['as-given'])[0]!) };
-}
-
-async function timePool(pool: SimulationPool, config: EngineConfig, instances: number): Promise<[number, Uint32Array]> {
-  const t0 = performance.now();
-  const records = await pool.run(config, 1, 0, instances);
-  return [(performance.now() - t0) / 1000, records];
+/** Runs the pool and each kernel on the same instances; kernel rows say whether records match. */
+async function sideBySide(
+  poolRun: EngineRun,
+  poolName: string,
+  kernels: readonly Kernel[],
+  problem: string,
+  sets: readonly string[],
+  sizes: readonly number[],
+  budget: number,
+): Promise<{ rows: Row[]; same: Map<Row, string>; vsPool: Map<Row, Row> }> {
+  const config = configOf(problem, sets);
+  const name = label(problem, sets);
+  const rows: Row[] = [];
+  const same = new Map<Row, string>();
+  const vsPool = new Map<Row, Row>();
+  const history = (engine: string): Row[] => rows.filter((r) => r.engine === engine);
+  for (const n of sizes) {
+    const pooled: Measured = await measure(poolRun, config, name, poolName, n, budget, history(poolName));
+    logRow(pooled.row);
+    rows.push(pooled.row);
+    for (const kernel of kernels) {
+      const k = await measure(kernel.run, config, name, kernel.name, n, budget, history(kernel.name));
+      logRow(k.row);
+      rows.push(k.row);
+      same.set(k.row, sameRecords(config, k.records, pooled.records));
+      vsPool.set(k.row, pooled.row);
+    }
+  }
+  return { rows, same, vsPool };
 }
 
 async function main(): Promise<void> {
+  const options = parseOptions();
   const pool = new SimulationPool();
   const poolName = `pool (${pool.threads} threads)`;
+  const poolRun: EngineRun = (config, n) => pool.run(config, 1, 0, n);
+  const about: string[] = [];
+  const kernels = await openKernels(options.adapter, about);
   const sections: string[] = [];
   const json: Record<string, unknown> = {};
+  const columns = (same: Map<Row, string>, vsPool: Map<Row, Row>) => [
+    { header: 'kernel / pool', cell: (r: Row) => (vsPool.has(r) ? ratio(r, vsPool.get(r)) : '') },
+    { header: 'records equal the pool’s', cell: (r: Row) => same.get(r) ?? '' },
+  ];
 
   // every engine on the same work
   const rows: Row[] = [];
+  const same = new Map<Row, string>();
+  const vsPool = new Map<Row, Row>();
   for (const item of WORK) {
-    const { config } = configOf(item.problem, item.sets);
-    const label = [item.problem, ...item.sets].join(' ');
+    const config = configOf(item.problem, item.sets);
+    const name = label(item.problem, item.sets);
     runReference(config, 1, 0, 2); // warm the JIT
-    const t0 = performance.now();
-    const reference = runReference(config, 1, 0, item.instances);
-    rows.push(row(config, label, 'reference (1 thread)', item.instances, (performance.now() - t0) / 1000, work(config, reference)));
+    const reference = item.instances / 4;
+    const referenceRow = (await measure(async (c, n) => runReference(c, 1, 0, n), config, name, 'reference (1 thread)', reference, options.budget)).row;
+    logRow(referenceRow);
+    rows.push(referenceRow);
     await pool.run(config, 1, 0, pool.threads * 8); // warm the workers' JIT
-    const instances = item.instances * pool.threads * 2;
-    const [seconds, pooled] = await timePool(pool, config, instances);
-    rows.push(row(config, label, poolName, instances, seconds, work(config, pooled)));
+    const side = await sideBySide(poolRun, poolName, kernels, item.problem, item.sets, [item.instances], options.budget);
+    rows.push(...side.rows);
+    side.same.forEach((v, k) => same.set(k, v));
+    side.vsPool.forEach((v, k) => vsPool.set(k, v));
   }
-  const ratios = WORK.map((item, i) => `${[item.problem, ...item.sets].join(' ')}: ${(rows[2 * i + 1]!.requestsPerSecond / rows[2 * i]!.requestsPerSecond).toFixed(2)}`);
-  sections.push(`## Engines on the same work\n\n${table(rows)}\n\nPool / reference (simulated requests/s): ${ratios.join('; ')}. The WGSL engine is not benchmarked yet (see the README).`);
+  const perProblem = WORK.map((item) => {
+    const name = label(item.problem, item.sets);
+    const [reference, pooled] = rows.filter((r) => r.problem === name);
+    return `${name}: ${ratio(pooled, reference)}`;
+  });
+  sections.push(`## Engines on the same work\n\n${table(rows, columns(same, vsPool))}\n\nPool / reference (simulated requests/s): ${perProblem.join('; ')}.`);
   json['engines'] = rows;
 
-  // scaling in instances, and in simulated horizon
+  // scaling in instances: the pool against each kernel, which gives auto's crossover
   const scaling: Row[] = [];
-  const mmc = configOf('mmc', []);
-  for (const instances of [1, 16, 256, 4096, 65536]) {
-    const [seconds, records] = await timePool(pool, mmc.config, instances);
-    scaling.push(row(mmc.config, 'mmc', poolName, instances, seconds, work(mmc.config, records)));
+  const scalingSame = new Map<Row, string>();
+  const scalingVs = new Map<Row, Row>();
+  for (const problem of SCALING_PROBLEMS) {
+    const side = await sideBySide(poolRun, poolName, kernels, problem, [], SCALING_INSTANCES, options.budget);
+    scaling.push(...side.rows);
+    side.same.forEach((v, k) => scalingSame.set(k, v));
+    side.vsPool.forEach((v, k) => scalingVs.set(k, v));
   }
-  for (const duration of [200, 800, 3200]) {
-    const { config } = configOf('mmc', [`traffic.duration=${duration}s`]);
-    const [seconds, records] = await timePool(pool, config, 256);
-    scaling.push(row(config, `mmc traffic.duration=${duration}s`, poolName, 256, seconds, work(config, records)));
-  }
-  sections.push(`## Scaling in instances and in simulated horizon\n\n${table(scaling)}`);
+  sections.push(`## Scaling in instances\n\n${table(scaling, columns(scalingSame, scalingVs))}`);
   json['scaling'] = scaling;
+
+  // scaling in simulated horizon
+  const horizon: Row[] = [];
+  const horizonSame = new Map<Row, string>();
+  const horizonVs = new Map<Row, Row>();
+  for (const duration of HORIZONS) {
+    const side = await sideBySide(poolRun, poolName, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget);
+    horizon.push(...side.rows);
+    side.same.forEach((v, k) => horizonSame.set(k, v));
+    side.vsPool.forEach((v, k) => horizonVs.set(k, v));
+  }
+  sections.push(`## Scaling in simulated horizon\n\n${table(horizon, columns(horizonSame, horizonVs))}`);
+  json['horizon'] = horizon;
+
+  // the crossover, per adapter, from the scaling rows
+  const crossovers = loadCrossovers(`${options.out}/crossover.json`);
+  const crossoverLines: string[] = [];
+  for (const kernel of kernels) {
+    const problems: Record<string, Measurement[]> = {};
+    for (const problem of SCALING_PROBLEMS) {
+      problems[problem] = SCALING_INSTANCES.map((instances) => {
+        const at = scaling.filter((r) => r.problem === problem && r.instances === instances);
+        return {
+          instances,
+          kernel: at.find((r) => r.engine === kernel.name)?.instancesPerSecond ?? null,
+          pool: at.find((r) => r.engine === poolName)?.instancesPerSecond ?? null,
+        };
+      });
+    }
+    const entry: AdapterMeasurements = { measuredAt: new Date().toISOString(), servesimVersion: packageVersion(), machine: machine(), poolThreads: pool.threads, problems };
+    crossovers.adapters[kernel.ctx.adapterName] = entry;
+    const c = crossoverOf(entry, pool.threads);
+    crossoverLines.push(
+      c === null
+        ? `- ${kernel.ctx.adapterName}: the kernel did not beat the pool of ${pool.threads} threads at the largest sizes measured on every problem; \`--engine auto\` runs the pool.`
+        : `- ${kernel.ctx.adapterName}: the kernel beats the pool of ${pool.threads} threads from ${c.toLocaleString('en')} instances on every problem; \`--engine auto\` runs it from there.`,
+    );
+  }
+  if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${CROSSOVER_PATH}\`.\n\n${crossoverLines.join('\n')}`);
 
   // sweeps and hint searches
   const sweepRows: string[] = [];
@@ -147,15 +224,15 @@ async function main(): Promise<void> {
   ];
   const hintRows: string[] = [];
   const hintJson: unknown[] = [];
-  for (const { label, request } of hints) {
+  for (const { label: name, request } of hints) {
     const t0 = performance.now();
     const result = await runHints(hintRequestSchema.parse(request));
     const seconds = (performance.now() - t0) / 1000;
-    hintJson.push({ label, evaluated: result.evaluated, gridSize: result.gridSize, seconds });
-    hintRows.push(`| ${label} | ${result.evaluated} | ${result.gridSize} | ${seconds.toFixed(1)} |`);
+    hintJson.push({ label: name, evaluated: result.evaluated, gridSize: result.gridSize, seconds });
+    hintRows.push(`| ${name} | ${result.evaluated} | ${result.gridSize} | ${seconds.toFixed(1)} |`);
   }
   sections.push([
-    '## Sweeps and hint searches',
+    '## Sweeps and hint searches (the pool)',
     '',
     '| sweep file | engine | work | seconds | grid points/s | measured requests/s |',
     '| --- | --- | --- | ---: | ---: | ---: |',
@@ -169,15 +246,32 @@ async function main(): Promise<void> {
   json['hints'] = hintJson;
   await pool.close();
   await closeEngines();
+  for (const kernel of kernels) kernel.ctx.destroy();
 
-  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const header = `servesim ${packageVersion()} · ${machine} · no WebGPU engine yet · ${new Date().toISOString()}`;
+  const header = [
+    `servesim ${packageVersion()} · ${machine()} · webgpu (Dawn) ${dependencyVersion('webgpu')} · ${new Date().toISOString()}`,
+    '',
+    ...about.map((line) => `- ${line}`),
+    `- Each measurement runs instances 0..n-1 of base seed 1 once; one whose time, predicted from the same engine's last two runs on fewer instances, is over ${options.budget} s is not run.`,
+  ].join('\n');
   const text = `${header}\n\n${sections.join('\n\n')}`;
   console.log(text);
-  const out = new URL('bench/results/', root);
-  mkdirSync(out, { recursive: true });
-  writeFileSync(new URL('latest.json', out), `${JSON.stringify({ header, machine, ...json }, null, 2)}\n`);
-  writeFileSync(new URL('latest.md', out), `# Benchmark\n\nCommand: \`npm run bench\`\n\n${text}\n`);
+  mkdirSync(options.out, { recursive: true });
+  writeFileSync(`${options.out}/latest.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
+  writeFileSync(`${options.out}/latest.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
+  if (kernels.length > 0) writeFileSync(`${options.out}/crossover.json`, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
+}
+
+function machine(): string {
+  return `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+function dependencyVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(fileURLToPath(new URL(`node_modules/${name}/package.json`, root)), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }
 
 await main();
