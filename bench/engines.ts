@@ -6,9 +6,9 @@
  *
  *   npm run bench -- [--budget SECONDS] [--adapter NAME ...] [--out DIR]
  *
- * A run whose time, predicted from the same engine's last two runs on fewer instances, is over
- * the budget is listed as not run, with the prediction: the kernel on Mesa llvmpipe would take
- * hours at 65,536 instances.
+ * A run whose time, predicted from the same engine's last two runs on less work (fewer
+ * instances, or a shorter horizon), is over the budget is listed as not run, with the
+ * prediction: the kernel on Mesa llvmpipe would take hours at 65,536 instances.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -52,7 +52,7 @@ function parseOptions(): Options {
   return new Command('bench')
     .addOption(new Option('--budget <seconds>', 'longest predicted time of one measurement').argParser((t) => parseInteger(t, '--budget', 1, 86_400)).default(240))
     .addOption(new Option('--adapter <name>', 'a WebGPU adapter to run the kernel on, repeatable (default: the one the engine picks)').argParser((t: string, prev: string[]) => [...prev, t]).default([]))
-    .addOption(new Option('--out <dir>', 'where to write latest.md, latest.json and crossover.json').default(fileURLToPath(new URL('bench/results/', root))))
+    .addOption(new Option('--out <dir>', 'where to write latest.md and latest.json (crossover.json, which auto reads, stays in bench/results)').default(fileURLToPath(new URL('bench/results/', root))))
     .parse()
     .opts<Options>();
 }
@@ -91,13 +91,15 @@ async function sideBySide(
   sets: readonly string[],
   sizes: readonly number[],
   budget: number,
+  earlier: readonly Row[] = [],
 ): Promise<{ rows: Row[]; same: Map<Row, string>; vsPool: Map<Row, Row> }> {
   const config = configOf(problem, sets);
   const name = label(problem, sets);
   const rows: Row[] = [];
   const same = new Map<Row, string>();
   const vsPool = new Map<Row, Row>();
-  const history = (engine: string): Row[] => rows.filter((r) => r.engine === engine);
+  // each engine's smaller runs of this work, to predict the next from
+  const history = (engine: string): Row[] => [...earlier, ...rows].filter((r) => r.engine === engine);
   for (const n of sizes) {
     const pooled: Measured = await measure(poolRun, config, name, poolName, n, budget, history(poolName));
     logRow(pooled.row);
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
   const horizonSame = new Map<Row, string>();
   const horizonVs = new Map<Row, Row>();
   for (const duration of HORIZONS) {
-    const side = await sideBySide(poolRun, poolName, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget);
+    const side = await sideBySide(poolRun, poolName, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget, horizon);
     horizon.push(...side.rows);
     side.same.forEach((v, k) => horizonSame.set(k, v));
     side.vsPool.forEach((v, k) => horizonVs.set(k, v));
@@ -180,7 +182,9 @@ async function main(): Promise<void> {
   json['horizon'] = horizon;
 
   // the crossover, per adapter, from the scaling rows
-  const crossovers = loadCrossovers(`${options.out}/crossover.json`);
+  // auto reads the package's own file, wherever the reports go
+  const crossoverFile = fileURLToPath(new URL(CROSSOVER_PATH, root));
+  const crossovers = loadCrossovers(crossoverFile);
   const crossoverLines: string[] = [];
   for (const kernel of kernels) {
     const problems: Record<string, Measurement[]> = {};
@@ -197,10 +201,16 @@ async function main(): Promise<void> {
     const entry: AdapterMeasurements = { measuredAt: new Date().toISOString(), servesimVersion: packageVersion(), machine: machine(), poolThreads: pool.threads, problems };
     crossovers.adapters[kernel.ctx.adapterName] = entry;
     const c = crossoverOf(entry, pool.threads);
+    const largest = Object.entries(problems).map(([problem, ms]) => {
+      const both = ms.filter((m) => m.kernel !== null && m.pool !== null).at(-1);
+      return both === undefined ? `${problem}: none measured with both` : `${problem} at ${both.instances.toLocaleString('en')}: ${(both.kernel! / both.pool!).toFixed(3)}`;
+    });
     crossoverLines.push(
-      c === null
-        ? `- ${kernel.ctx.adapterName}: the kernel did not beat the pool of ${pool.threads} threads at the largest sizes measured on every problem; \`--engine auto\` runs the pool.`
-        : `- ${kernel.ctx.adapterName}: the kernel beats the pool of ${pool.threads} threads from ${c.toLocaleString('en')} instances on every problem; \`--engine auto\` runs it from there.`,
+      `- ${kernel.ctx.adapterName}: ` +
+        (c === null
+          ? `the kernel is slower than the pool of ${pool.threads} threads at the largest size measured with both on some problem, so \`--engine auto\` runs the pool.`
+          : `the kernel beats the pool of ${pool.threads} threads on every problem from ${c.toLocaleString('en')} instances, so \`--engine auto\` runs it from there.`) +
+        ` Kernel / pool instances/s at the largest size measured with both: ${largest.join('; ')}.`,
     );
   }
   if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${CROSSOVER_PATH}\`.\n\n${crossoverLines.join('\n')}`);
@@ -252,14 +262,14 @@ async function main(): Promise<void> {
     `servesim ${packageVersion()} · ${machine()} · webgpu (Dawn) ${dependencyVersion('webgpu')} · ${new Date().toISOString()}`,
     '',
     ...about.map((line) => `- ${line}`),
-    `- Each measurement runs instances 0..n-1 of base seed 1 once; one whose time, predicted from the same engine's last two runs on fewer instances, is over ${options.budget} s is not run.`,
+    `- Each measurement runs instances 0..n-1 of base seed 1 once; one whose time, predicted from the same engine's last two runs on less work (fewer instances or a shorter horizon), is over ${options.budget} s is not run.`,
   ].join('\n');
   const text = `${header}\n\n${sections.join('\n\n')}`;
   console.log(text);
   mkdirSync(options.out, { recursive: true });
   writeFileSync(`${options.out}/latest.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
   writeFileSync(`${options.out}/latest.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
-  if (kernels.length > 0) writeFileSync(`${options.out}/crossover.json`, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
+  if (kernels.length > 0) writeFileSync(crossoverFile, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
 }
 
 function machine(): string {

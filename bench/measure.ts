@@ -24,6 +24,8 @@ export interface Row {
   eventsPerSecond: number | null;
   /** One instance's state record (what the GPU engine keeps per instance). */
   stateBytes: number;
+  /** Simulated seconds per instance (warm-up and measured window): work = instances x this. */
+  horizonSeconds: number;
   /** Why the row has no figures. */
   skipped?: string;
 }
@@ -58,21 +60,30 @@ function work(config: EngineConfig, records: Uint32Array): { arrivals: number; e
   return { arrivals, events };
 }
 
-/**
- * The seconds `instances` would take, from the same engine's earlier runs on fewer instances
- * of the same work: the last run plus the extra instances at the marginal cost between the
- * last two (a GPU's first instances cost little more than one). Null with fewer than two.
- */
-function predict(history: readonly Row[], instances: number): number | null {
-  const [q, p] = history.slice(-2);
-  if (q?.seconds == null || p?.seconds == null) return null;
-  const slope = Math.max(0, (p.seconds - q.seconds) / (p.instances - q.instances));
-  return p.seconds + (instances - p.instances) * slope;
+/** Simulated instance-seconds: what an engine's time grows with. */
+function size(r: Pick<Row, 'instances' | 'horizonSeconds'>): number {
+  return r.instances * r.horizonSeconds;
 }
 
 /**
- * Times `run` on `instances` instances, unless `history` (the same engine on fewer instances
- * of the same work) was over `budget` seconds or predicts this run to be.
+ * The seconds a run of `work` would take, from the same engine's last two (smaller) runs: the
+ * last one plus the extra work at the marginal cost between the two (a GPU's first instances
+ * cost little more than one). Null with fewer than two.
+ */
+function predict(history: readonly Row[], work: number): number | null {
+  const [q, p] = history.slice(-2);
+  if (q?.seconds == null || p?.seconds == null) return null;
+  const slope = Math.max(0, (p.seconds - q.seconds) / (size(p) - size(q)));
+  return p.seconds + (work - size(p)) * slope;
+}
+
+function runName(r: Row, problem: string): string {
+  return r.problem === problem ? `${r.instances} instances` : `${r.problem} x ${r.instances}`;
+}
+
+/**
+ * Times `run` on `instances` instances, unless `history` (the same engine on less work, in
+ * order) was over `budget` seconds or predicts this run to be.
  */
 export async function measure(
   run: EngineRun,
@@ -83,14 +94,16 @@ export async function measure(
   budget: number,
   history: readonly Row[] = [],
 ): Promise<Measured> {
-  const base: Row = { problem, engine, instances, seconds: null, simulatedRequests: null, requestsPerSecond: null, instancesPerSecond: null, eventsPerSecond: null, stateBytes: config.stateWords * 4 };
+  const horizonSeconds = config.params[P.MEASURE_END]! / 1e6;
+  const base: Row = { problem, engine, instances, seconds: null, simulatedRequests: null, requestsPerSecond: null, instancesPerSecond: null, eventsPerSecond: null, stateBytes: config.stateWords * 4, horizonSeconds };
   const last = history.at(-1);
   if (last !== undefined && last.seconds === null) {
-    return { row: { ...base, skipped: `not run: ${last.instances} instances were over the budget already` }, records: null };
+    return { row: { ...base, skipped: `not run: ${runName(last, problem)} was over the budget already` }, records: null };
   }
-  const predicted = predict(history, instances);
+  const predicted = predict(history, size(base));
   if (predicted !== null && predicted > budget) {
-    return { row: { ...base, skipped: `not run: about ${Math.round(predicted)} s predicted from the runs on ${history.at(-2)!.instances} and ${last!.instances}, over the budget of ${budget} s (--budget)` }, records: null };
+    const from = `${runName(history.at(-2)!, problem)} and ${runName(last!, problem)}`;
+    return { row: { ...base, skipped: `not run: about ${Math.round(predicted)} s predicted from the runs on ${from}, over the budget of ${budget} s (--budget)` }, records: null };
   }
   process.stderr.write(`bench: ${problem} · ${engine} · ${instances} ...\n`);
   const t0 = performance.now();
