@@ -98,7 +98,7 @@ export async function measure(
   const base: Row = { problem, engine, instances, seconds: null, simulatedRequests: null, requestsPerSecond: null, instancesPerSecond: null, eventsPerSecond: null, stateBytes: config.stateWords * 4, horizonSeconds };
   const last = history.at(-1);
   if (last !== undefined && last.seconds === null) {
-    return { row: { ...base, skipped: `not run: ${runName(last, problem)} was over the budget already` }, records: null };
+    return { row: { ...base, skipped: `not run, as the run on ${runName(last, problem)} was not run either` }, records: null };
   }
   const predicted = predict(history, size(base));
   if (predicted !== null && predicted > budget) {
