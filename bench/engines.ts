@@ -4,7 +4,7 @@
  * adapter) on the same instances, printed as Markdown and written to bench/results/, with the
  * kernel/pool crossover that `--engine auto` goes by. Asserts nothing.
  *
- *   npm run bench -- [--budget SECONDS] [--adapter NAME ...] [--out DIR]
+ *   npm run bench -- [--budget SECONDS] [--adapter NAME ...] [--out DIR] [--crossover FILE]
  *
  * A run whose time, predicted from the same engine's last two runs on less work (fewer
  * instances, or a shorter horizon), is over the budget is listed as not run, with the
@@ -12,6 +12,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
@@ -26,7 +27,7 @@ import { closeEngines } from '../src/run/run.js';
 import { CROSSOVER_ABOUT, CROSSOVER_PATH, crossoverOf, loadCrossovers, type AdapterMeasurements, type Measurement } from '../src/run/crossover.js';
 import { hintRequestSchema, type HintRequest } from '../src/hint/api.js';
 import { runHints } from '../src/hint/search.js';
-import { configOf, label, logRow, measure, ratio, sameRecords, table, type EngineRun, type Measured, type Row } from './measure.js';
+import { configOf, label, logRow, measure, ratio, sameRecords, table, type EngineRun, type Row } from './measure.js';
 
 const root = new URL('../../', import.meta.url);
 
@@ -46,21 +47,26 @@ interface Options {
   budget: number;
   adapter: string[];
   out: string;
+  crossover: string;
 }
 
 function parseOptions(): Options {
   return new Command('bench')
     .addOption(new Option('--budget <seconds>', 'longest predicted time of one measurement').argParser((t) => parseInteger(t, '--budget', 1, 86_400)).default(240))
     .addOption(new Option('--adapter <name>', 'a WebGPU adapter to run the kernel on, repeatable (default: the one the engine picks)').argParser((t: string, prev: string[]) => [...prev, t]).default([]))
-    .addOption(new Option('--out <dir>', 'where to write latest.md and latest.json (crossover.json, which auto reads, stays in bench/results)').default(fileURLToPath(new URL('bench/results/', root))))
+    .addOption(new Option('--out <dir>', 'where to write latest.md and latest.json').default(fileURLToPath(new URL('bench/results/', root))))
+    .addOption(new Option('--crossover <file>', 'the crossover table to add the adapters\' figures to (default: the one --engine auto reads)').default(fileURLToPath(new URL(CROSSOVER_PATH, root))))
     .parse()
     .opts<Options>();
 }
 
-interface Kernel {
+interface Engine {
   readonly name: string;
-  readonly ctx: GpuContext;
   readonly run: EngineRun;
+}
+
+interface Kernel extends Engine {
+  readonly ctx: GpuContext;
 }
 
 /** The adapters asked for (or the engine's own pick), with the kernel compiled on each. */
@@ -82,119 +88,113 @@ async function openKernels(names: readonly string[], about: string[]): Promise<K
   return kernels;
 }
 
-/** Runs the pool and each kernel on the same instances; kernel rows say whether records match. */
+/** One table's rows; a kernel row also has the pool's row on the same instances. */
+class Section {
+  readonly rows: Row[] = [];
+  private readonly sameRecords = new Map<Row, string>();
+  private readonly poolRow = new Map<Row, Row>();
+
+  add(row: Row, vsPool?: { pool: Row; same: string }): void {
+    logRow(row);
+    this.rows.push(row);
+    if (vsPool === undefined) return;
+    this.poolRow.set(row, vsPool.pool);
+    this.sameRecords.set(row, vsPool.same);
+  }
+
+  table(): string {
+    return table(this.rows, [
+      { header: 'kernel / pool', cell: (r) => (this.poolRow.has(r) ? ratio(r, this.poolRow.get(r)) : '') },
+      { header: 'records equal the pool’s', cell: (r) => this.sameRecords.get(r) ?? '' },
+    ]);
+  }
+}
+
+/**
+ * Runs the pool and each kernel on the same instances of one problem, into `section`. Each
+ * engine's smaller runs here, after those in `earlier` (the same work, less of it), predict
+ * whether the next fits the budget.
+ */
 async function sideBySide(
-  poolRun: EngineRun,
-  poolName: string,
+  section: Section,
+  pool: Engine,
   kernels: readonly Kernel[],
   problem: string,
   sets: readonly string[],
   sizes: readonly number[],
   budget: number,
   earlier: readonly Row[] = [],
-): Promise<{ rows: Row[]; same: Map<Row, string>; vsPool: Map<Row, Row> }> {
+): Promise<void> {
   const config = configOf(problem, sets);
   const name = label(problem, sets);
-  const rows: Row[] = [];
-  const same = new Map<Row, string>();
-  const vsPool = new Map<Row, Row>();
-  // each engine's smaller runs of this work, to predict the next from
-  const history = (engine: string): Row[] => [...earlier, ...rows].filter((r) => r.engine === engine);
+  const mine: Row[] = [];
+  const history = (engine: string): Row[] => [...earlier, ...mine].filter((r) => r.engine === engine);
   for (const n of sizes) {
-    const pooled: Measured = await measure(poolRun, config, name, poolName, n, budget, history(poolName));
-    logRow(pooled.row);
-    rows.push(pooled.row);
+    const pooled = await measure(pool.run, config, name, pool.name, n, budget, history(pool.name));
+    section.add(pooled.row);
+    mine.push(pooled.row);
     for (const kernel of kernels) {
       const k = await measure(kernel.run, config, name, kernel.name, n, budget, history(kernel.name));
-      logRow(k.row);
-      rows.push(k.row);
-      same.set(k.row, sameRecords(config, k.records, pooled.records));
-      vsPool.set(k.row, pooled.row);
+      section.add(k.row, { pool: pooled.row, same: sameRecords(config, k.records, pooled.records) });
+      mine.push(k.row);
     }
   }
-  return { rows, same, vsPool };
 }
 
 async function main(): Promise<void> {
   const options = parseOptions();
   const pool = new SimulationPool();
-  const poolName = `pool (${pool.threads} threads)`;
-  const poolRun: EngineRun = (config, n) => pool.run(config, 1, 0, n);
+  const pooled: Engine = { name: `pool (${pool.threads} threads)`, run: (config, n) => pool.run(config, 1, 0, n) };
   const about: string[] = [];
   const kernels = await openKernels(options.adapter, about);
   const sections: string[] = [];
   const json: Record<string, unknown> = {};
-  const columns = (same: Map<Row, string>, vsPool: Map<Row, Row>) => [
-    { header: 'kernel / pool', cell: (r: Row) => (vsPool.has(r) ? ratio(r, vsPool.get(r)) : '') },
-    { header: 'records equal the pool’s', cell: (r: Row) => same.get(r) ?? '' },
-  ];
 
   // every engine on the same work
-  const rows: Row[] = [];
-  const same = new Map<Row, string>();
-  const vsPool = new Map<Row, Row>();
+  const engines = new Section();
   for (const item of WORK) {
     const config = configOf(item.problem, item.sets);
-    const name = label(item.problem, item.sets);
     runReference(config, 1, 0, 2); // warm the JIT
-    const reference = item.instances / 4;
-    const referenceRow = (await measure(async (c, n) => runReference(c, 1, 0, n), config, name, 'reference (1 thread)', reference, options.budget)).row;
-    logRow(referenceRow);
-    rows.push(referenceRow);
+    engines.add((await measure(async (c, n) => runReference(c, 1, 0, n), config, label(item.problem, item.sets), 'reference (1 thread)', item.instances / 4, options.budget)).row);
     await pool.run(config, 1, 0, pool.threads * 8); // warm the workers' JIT
-    const side = await sideBySide(poolRun, poolName, kernels, item.problem, item.sets, [item.instances], options.budget);
-    rows.push(...side.rows);
-    side.same.forEach((v, k) => same.set(k, v));
-    side.vsPool.forEach((v, k) => vsPool.set(k, v));
+    await sideBySide(engines, pooled, kernels, item.problem, item.sets, [item.instances], options.budget);
   }
   const perProblem = WORK.map((item) => {
     const name = label(item.problem, item.sets);
-    const [reference, pooled] = rows.filter((r) => r.problem === name);
-    return `${name}: ${ratio(pooled, reference)}`;
+    const [reference, pool] = engines.rows.filter((r) => r.problem === name);
+    return `${name}: ${ratio(pool, reference)}`;
   });
-  sections.push(`## Engines on the same work\n\n${table(rows, columns(same, vsPool))}\n\nPool / reference (simulated requests/s): ${perProblem.join('; ')}.`);
-  json['engines'] = rows;
+  sections.push(`## Engines on the same work\n\n${engines.table()}\n\nPool / reference (simulated requests/s): ${perProblem.join('; ')}.`);
+  json['engines'] = engines.rows;
 
   // scaling in instances: the pool against each kernel, which gives auto's crossover
-  const scaling: Row[] = [];
-  const scalingSame = new Map<Row, string>();
-  const scalingVs = new Map<Row, Row>();
+  const scaling = new Section();
   for (const problem of SCALING_PROBLEMS) {
-    const side = await sideBySide(poolRun, poolName, kernels, problem, [], SCALING_INSTANCES, options.budget);
-    scaling.push(...side.rows);
-    side.same.forEach((v, k) => scalingSame.set(k, v));
-    side.vsPool.forEach((v, k) => scalingVs.set(k, v));
+    await sideBySide(scaling, pooled, kernels, problem, [], SCALING_INSTANCES, options.budget);
   }
-  sections.push(`## Scaling in instances\n\n${table(scaling, columns(scalingSame, scalingVs))}`);
-  json['scaling'] = scaling;
+  sections.push(`## Scaling in instances\n\n${scaling.table()}`);
+  json['scaling'] = scaling.rows;
 
   // scaling in simulated horizon
-  const horizon: Row[] = [];
-  const horizonSame = new Map<Row, string>();
-  const horizonVs = new Map<Row, Row>();
+  const horizon = new Section();
   for (const duration of HORIZONS) {
-    const side = await sideBySide(poolRun, poolName, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget, horizon);
-    horizon.push(...side.rows);
-    side.same.forEach((v, k) => horizonSame.set(k, v));
-    side.vsPool.forEach((v, k) => horizonVs.set(k, v));
+    await sideBySide(horizon, pooled, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget, [...horizon.rows]);
   }
-  sections.push(`## Scaling in simulated horizon\n\n${table(horizon, columns(horizonSame, horizonVs))}`);
-  json['horizon'] = horizon;
+  sections.push(`## Scaling in simulated horizon\n\n${horizon.table()}`);
+  json['horizon'] = horizon.rows;
 
   // the crossover, per adapter, from the scaling rows
-  // auto reads the package's own file, wherever the reports go
-  const crossoverFile = fileURLToPath(new URL(CROSSOVER_PATH, root));
-  const crossovers = loadCrossovers(crossoverFile);
+  const crossovers = loadCrossovers(options.crossover);
   const crossoverLines: string[] = [];
   for (const kernel of kernels) {
     const problems: Record<string, Measurement[]> = {};
     for (const problem of SCALING_PROBLEMS) {
       problems[problem] = SCALING_INSTANCES.map((instances) => {
-        const at = scaling.filter((r) => r.problem === problem && r.instances === instances);
+        const at = scaling.rows.filter((r) => r.problem === problem && r.instances === instances);
         return {
           instances,
           kernel: at.find((r) => r.engine === kernel.name)?.instancesPerSecond ?? null,
-          pool: at.find((r) => r.engine === poolName)?.instancesPerSecond ?? null,
+          pool: at.find((r) => r.engine === pooled.name)?.instancesPerSecond ?? null,
         };
       });
     }
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
         ` Kernel / pool instances/s at the largest size measured with both: ${largest.join('; ')}.`,
     );
   }
-  if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${CROSSOVER_PATH}\`.\n\n${crossoverLines.join('\n')}`);
+  if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${relative(fileURLToPath(root), options.crossover)}\`.\n\n${crossoverLines.join('\n')}`);
 
   // sweeps and hint searches
   const sweepRows: string[] = [];
@@ -269,7 +269,7 @@ async function main(): Promise<void> {
   mkdirSync(options.out, { recursive: true });
   writeFileSync(`${options.out}/latest.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
   writeFileSync(`${options.out}/latest.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
-  if (kernels.length > 0) writeFileSync(crossoverFile, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
+  if (kernels.length > 0) writeFileSync(options.crossover, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
 }
 
 function machine(): string {

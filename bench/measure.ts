@@ -78,7 +78,7 @@ function predict(history: readonly Row[], work: number): number | null {
 }
 
 function runName(r: Row, problem: string): string {
-  return r.problem === problem ? `${r.instances} instances` : `${r.problem} x ${r.instances}`;
+  return r.problem === problem ? `${r.instances} instance${r.instances === 1 ? '' : 's'}` : `${r.problem} x ${r.instances}`;
 }
 
 /**

@@ -68,7 +68,7 @@ describe('auto', () => {
     expect(d.engine).toBe('pool');
     expect(probed).toBe(false);
     expect(d.why).toContain(`${H200}: from 256 instances`);
-    expect(d.why).toContain(`${LLVMPIPE}: never faster`);
+    expect(d.why).toContain(`${LLVMPIPE}: slower than the pool at the largest size measured`);
   });
 
   it('runs the GPU at or above the crossover of the adapter it would use', async () => {

@@ -105,7 +105,7 @@ export async function decideAuto(
   if (reachable.length === 0) {
     const known = Object.entries(table.adapters).map(([name, m]) => {
       const c = crossoverOf(m, threads);
-      return c === null ? `${name}: never faster in the sizes measured` : `${name}: from ${c} instances`;
+      return c === null ? `${name}: slower than the pool at the largest size measured` : `${name}: from ${c} instances`;
     });
     const what = known.length === 0 ? 'no adapter measured yet' : known.join('; ');
     return { engine: 'pool', why: `auto: the CPU pool, as no measured crossover is at or below ${batch} instances (${what}; \`npm run bench\` measures)` };
