@@ -9,20 +9,16 @@
  * - local time) at the chunk sizes measured splits the two. Each worker is warmed up first.
  * Asserts nothing.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { packageVersion } from '../src/cli/version.js';
 import { QueueDispatcher } from '../src/queue/dispatcher.js';
 import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
 import { runSweep } from '../src/sweep/run.js';
 import { sweepFromObject } from '../src/sweep/spec.js';
+import { startRedis, startWorker, workerReady } from './local-queue.js';
 
-const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const root = new URL('../../', import.meta.url);
 
 /** 60 small points (about 25 ms each on a 2-core CPU pool), so that small chunks show the cost. */
@@ -41,74 +37,6 @@ interface Row {
   chunks: number;
   workers: number;
   seconds: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function until(test: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function startRedis(): Promise<{ url: string; version: string; stop: () => Promise<void> }> {
-  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.status !== 0) throw new Error('redis-server is not installed (apt-get install redis-server)');
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  client.on('error', () => {});
-  await until(async () => {
-    try {
-      if (client.status !== 'ready') await client.connect();
-      return (await client.ping()) === 'PONG';
-    } catch {
-      return false;
-    }
-  }, 'redis-server');
-  client.disconnect();
-  return {
-    url,
-    version: /v=(\S+)/.exec(probe.stdout)?.[1] ?? 'unknown',
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-async function startWorkers(url: string, count: number): Promise<ChildProcess[]> {
-  const children = Array.from({ length: count }, () => {
-    const child = spawn(process.execPath, [MAIN, 'worker', '--queue', url, '--engine', 'cpu'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    child.stderr!.on('data', (chunk) => (log += String(chunk)));
-    return { child, log: () => log };
-  });
-  await Promise.all(children.map((w) => until(() => w.log().includes('taking chunks'), 'a worker')));
-  return children.map((w) => w.child);
-}
-
-async function stopWorkers(children: readonly ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map((child) => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      return exited;
-    }),
-  );
 }
 
 /** Seconds from POST /v1/jobs to the job's final event. */
@@ -143,6 +71,7 @@ async function main(): Promise<void> {
   const sweep = sweepFromObject(SWEEP);
   const instancesPerPoint = sweep.caseNames.length * sweep.seeds;
   const redis = await startRedis();
+  redis.client.disconnect(); // the dispatcher and workers open their own
   const rows: Row[] = [];
   let local = Number.POSITIVE_INFINITY;
   try {
@@ -156,7 +85,8 @@ async function main(): Promise<void> {
     process.stderr.write(`local: ${local.toFixed(2)} s\n`);
 
     for (const workers of WORKERS) {
-      const children = await startWorkers(redis.url, workers);
+      const children = Array.from({ length: workers }, () => startWorker(redis.url));
+      await Promise.all(children.map(workerReady));
       try {
         // every worker's pool warm: a chunk of one point each, several times over
         await queued(redis.url, 1, { ...SWEEP, grid: { 'server.slots': Array.from({ length: workers * 3 }, (_, i) => 4 + i) } });
@@ -168,7 +98,7 @@ async function main(): Promise<void> {
           process.stderr.write(`${workers} worker(s), ${chunkSize} point(s) a chunk: ${best.toFixed(2)} s\n`);
         }
       } finally {
-        await stopWorkers(children);
+        await Promise.all(children.map((w) => w.stop()));
       }
     }
   } finally {

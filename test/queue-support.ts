@@ -1,105 +1,10 @@
 /**
- * For the queue tests: a private redis-server on a free loopback port (no files, no
- * persistence), `servesim worker` child processes, and waiting. Without redis-server the
- * tests skip, except under CI (env CI set), where they fail.
+ * For the queue tests: the private redis-server and worker processes of bench/local-queue.ts.
+ * Without redis-server the tests skip, except under CI (env CI set), where they fail.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { redisAvailable } from '../bench/local-queue.js';
 
-export const MAIN = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
-export const REDIS_SERVER = 'redis-server';
+export { freePort, MAIN, startRedis, startWorker, until, workerReady, type RedisServer, type WorkerProcess } from '../bench/local-queue.js';
 
-export const redisAvailable = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
 /** Skip without redis-server, but only off CI. */
 export const skipQueueTests = !redisAvailable && !process.env['CI'];
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export async function until(test: () => boolean | Promise<boolean>, timeoutMs = 30_000, what: string | (() => string) = 'a condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-export interface RedisServer {
-  readonly url: string;
-  /** A client for the test's own looks at the keys. */
-  readonly client: Redis;
-  stop(): Promise<void>;
-}
-
-export async function startRedis(): Promise<RedisServer> {
-  if (!redisAvailable) throw new Error(`${REDIS_SERVER} is not installed (CI installs it: .ci/run)`);
-  const port = await freePort();
-  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  await until(
-    async () => {
-      try {
-        if (client.status === 'wait' || client.status === 'end') await client.connect();
-        return (await client.ping()) === 'PONG';
-      } catch {
-        return false;
-      }
-    },
-    10_000,
-    'redis-server to answer',
-  );
-  return {
-    url,
-    client,
-    async stop() {
-      client.disconnect();
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-export interface WorkerProcess {
-  readonly child: ChildProcess;
-  /** What it wrote to stderr so far. */
-  readonly log: () => string;
-  /** SIGTERM (finish the chunks in hand), or SIGKILL; resolves on exit. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** `servesim worker` as its own process, as it runs on a worker machine. */
-export function startWorker(url: string, args: readonly string[] = []): WorkerProcess {
-  const child = spawn(process.execPath, [MAIN, 'worker', '--queue', url, '--engine', 'cpu', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  child.stderr!.on('data', (chunk) => (log += String(chunk)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    log: () => log,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
-}
-
-export async function workerReady(worker: WorkerProcess): Promise<void> {
-  await until(() => worker.log().includes('taking chunks'), 20_000, () => `a worker to start (its log: ${worker.log()})`);
-}
