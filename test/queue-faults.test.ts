@@ -81,7 +81,7 @@ describe.skipIf(skipQueueTests)('faults on the queue', () => {
   it('cancelled, leaves no chunk queued and stops the one running', async () => {
     if (missing) throw missing;
     // points long enough (seconds each) that the running chunk cannot finish before the cancel lands
-    const body = { problem: 'mmc', grid: { 'server.slots': [4, 5, 6, 7, 8, 9, 10, 11], 'traffic.duration': ['3000s'] }, seeds: 12 };
+    const body = { problem: 'mmc', grid: { 'server.slots': [4, 5, 6, 7, 8, 9, 10, 11], 'traffic.duration': ['3000s'] }, seeds: 64 };
     const worker = startWorker(redis.url, LOCK);
     workers.push(worker);
     await workerReady(worker);
