@@ -12,6 +12,12 @@
 // end alike (handleEvent's slowdown cases, failureStart's app and server cases, replicaPlan's
 // two modes), this file calls it once after the branch.
 //
+// The configuration's shape is a set of pipeline constants, not params: simulate.ts's
+// p[P.KIND] and p[P.SLOW_TARGET] read KIND and SLOW_TARGET here, and the handlers a shape can
+// never reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's
+// target that no failure has) sit behind guards on them that simulate.ts does not need. The compiler then leaves that code out: Mesa's llvmpipe runs both
+// sides of every branch, so each line it compiles costs every event (docs/architecture.md).
+//
 // Mesa's llvmpipe ends every loop after 65,535 loop iterations in one invocation, all loops
 // together, which would corrupt an instance silently. So advanceInstance stops after
 // `evBudget` events (stopping between two events changes nothing, as time windows do not),
@@ -33,6 +39,16 @@ var<private> evId: u32;
 var<private> evTag: u32;
 // Events this invocation may still handle: the host's budget for one dispatch (entry.wgsl).
 var<private> evBudget: u32;
+
+// src/gpu/kernel-source.ts (shapeConstants) sets these from the params.
+override KIND: u32;
+override SLOW_TARGET: u32;
+// A bit (1 << TARGET_x) for each target some failure of the scenario has.
+override FAILURE_TARGETS: u32;
+
+fn failsAt(tgt: u32) -> bool {
+  return (FAILURE_TARGETS & (1u << tgt)) != 0u;
+}
 
 const SESSION_KEY: u32 = 0x80000000u;
 const NONE: u32 = 0xffffffffu;
@@ -259,11 +275,11 @@ fn serverAt(s: u32) -> u32 {
 /** Frees the slots a job holds at the app service and the orchestrator, then the job. */
 fn jobRelease(j: u32) {
   let jb = jobAt(j);
-  if (pr[P_KIND] != KIND_JOB) {
+  if (KIND != KIND_JOB) {
     let ab = appAt(st[jb + J_APP]);
     st[ab + AP_BUSY] = st[ab + AP_BUSY] - 1u;
   }
-  if (pr[P_KIND] == KIND_TASK) { st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] - 1u; }
+  if (KIND == KIND_TASK) { st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] - 1u; }
   // the integral of the number in system is each job's time in the measured window, summed
   add64(R_IN_SYSTEM_AREA, measured(st[jb + J_ARRIVAL], st[sb + G_NOW]));
   jobFree(j);
@@ -320,7 +336,7 @@ fn prefixKey(j: u32) -> u32 {
 
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
 fn cacheBest(r: u32, j: u32) -> u32 {
-  if (pr[P_KIND] == KIND_TASK) {
+  if (KIND == KIND_TASK) {
     let session = cacheFind(r, SESSION_KEY | st[jobAt(j) + J_INDEX]);
     if (session != NONE) { return session; }
   }
@@ -432,7 +448,7 @@ fn replicaUnload(r: u32, j: u32) {
 
 fn iterationTime(decoding: u32, prefill: u32) -> u32 {
   var t = pr[P_ITER_BASE] + pr[P_ITER_PER_SEQ] * decoding + (prefill * pr[P_PREFILL_NS_PER_TOKEN] + 999u) / 1000u;
-  if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
+  if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
   return t;
 }
 
@@ -450,7 +466,7 @@ fn prefillDone(r: u32, j: u32) {
   st[jb + J_OUT_LEFT] = st[jb + J_OUT_LEFT] - 1u;
   let key = prefixKey(j);
   if (key == 0u) { return; }
-  let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], pr[P_KIND] == KIND_TASK);
+  let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], KIND == KIND_TASK);
   if (st[jb + J_CACHED] >= tokens || cacheFind(r, key) != NONE) { return; }
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
   let e = cacheInsert(r, key, tokens, 1u);
@@ -468,7 +484,7 @@ fn callDone(r: u32, j: u32) {
   st[jb + J_RESERVED] = 0u;
   cacheUnpin(r, j);
   replicaUnload(r, j);
-  if (pr[P_KIND] == KIND_REQUEST) {
+  if (KIND == KIND_REQUEST) {
     jobSucceed(j);
     return;
   }
@@ -694,7 +710,7 @@ fn ringReplica(i: u32) -> u32 {
 /** The key a call is routed by: its session, its shared prefix, or itself. */
 fn routeKey(j: u32) -> u32 {
   let jb = jobAt(j);
-  if (pr[P_KIND] == KIND_TASK) { return SESSION_KEY | st[jb + J_INDEX]; }
+  if (KIND == KIND_TASK) { return SESSION_KEY | st[jb + J_INDEX]; }
   if (st[jb + J_PREFIX] != 0u) { return st[jb + J_PREFIX]; }
   return SESSION_KEY | st[jb + J_INDEX];
 }
@@ -757,7 +773,7 @@ fn routePick(j: u32) -> u32 {
 /** The call reaches the router: shape it, pick a replica, send it. */
 fn routeCall(j: u32) {
   let jb = jobAt(j);
-  if (pr[P_KIND] == KIND_TASK) {
+  if (KIND == KIND_TASK) {
     let step = st[jb + J_STEP];
     let input = sample(P_T_INPUT, random(STREAM_STEP, st[jb + J_INDEX], step * 4u));
     st[jb + J_PROMPT] = st[jb + J_CONTEXT] + input;
@@ -809,7 +825,7 @@ fn toolStart(j: u32) {
     st[sb + G_TOOLS_BUSY] = st[sb + G_TOOLS_BUSY] + 1u;
     st[jb + J_STAGE] = STAGE_TOOL_RUNNING;
     var latency = sample(P_T_TOOL, random(STREAM_STEP, st[jb + J_INDEX], st[jb + J_STEP] * 4u + 2u));
-    if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
+    if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
     heapPush(st[sb + G_NOW] + latency, EV_TOOL_DONE, j, st[jb + J_GEN]);
     return;
   }
@@ -853,7 +869,7 @@ fn serviceStart(j: u32, s: u32) {
   st[jb + J_REPLICA] = s;
   st[jb + J_STARTED] = st[sb + G_NOW];
   var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[jb + J_INDEX], 0u));
-  if (st[sb + G_SLOW] != 0u && pr[P_SLOW_TARGET] == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
+  if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
   heapPush(st[sb + G_NOW] + service, EV_SERVICE_DONE, j, st[jb + J_GEN]);
 }
 
@@ -910,7 +926,7 @@ fn arrival() {
   if (counted != 0u) { count(R_ARRIVALS); }
   arrivalNext();
   var app = 0u;
-  if (pr[P_KIND] != KIND_JOB) {
+  if (KIND != KIND_JOB) {
     app = NONE;
     for (var i = 0u; i < pr[P_APP_REPLICAS]; i++) {
       let a = (st[sb + G_APP_RR] + i) % pr[P_APP_REPLICAS];
@@ -921,7 +937,7 @@ fn arrival() {
     }
     if (app != NONE) { st[sb + G_APP_RR] = app + 1u; }
     let full = app == NONE || st[appAt(app) + AP_BUSY] >= pr[P_APP_SLOTS];
-    if (full || (pr[P_KIND] == KIND_TASK && st[sb + G_ORCH_BUSY] >= pr[P_ORCH_SLOTS])) {
+    if (full || (KIND == KIND_TASK && st[sb + G_ORCH_BUSY] >= pr[P_ORCH_SLOTS])) {
       if (counted != 0u) { count(R_REJECTED); }
       return;
     }
@@ -941,13 +957,13 @@ fn arrival() {
   st[jb + J_PREFIX] = 0u;
   st[jb + J_DEADLINE] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
   if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[jb + J_GEN]); }
-  if (pr[P_KIND] == KIND_JOB) {
+  if (KIND == KIND_JOB) {
     serverArrive(j);
     return;
   }
   st[appAt(app) + AP_BUSY] = st[appAt(app) + AP_BUSY] + 1u;
   var hops = pr[P_LB_OVERHEAD] + pr[P_APP_OVERHEAD] + pr[P_ROUTER_OVERHEAD];
-  if (pr[P_KIND] == KIND_TASK) {
+  if (KIND == KIND_TASK) {
     st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] + 1u;
     st[jb + J_CONTEXT] = pr[P_SYSTEM_TOKENS];
     st[jb + J_PREFIX] = 1u;
@@ -985,19 +1001,19 @@ fn jobDetach(j: u32) {
   let jb = jobAt(j);
   let stage = st[jb + J_STAGE];
   let r = st[jb + J_REPLICA];
-  if (stage == STAGE_GPU_QUEUED) {
+  if (KIND != KIND_JOB && stage == STAGE_GPU_QUEUED) {
     queueUnlink(replicaAt(r) + RP_Q_HEAD, j);
     replicaUnload(r, j);
-  } else if (stage == STAGE_GPU_RUNNING) {
+  } else if (KIND != KIND_JOB && stage == STAGE_GPU_RUNNING) {
     replicaRelease(r, j);
     replicaTouch(r);
-  } else if (stage == STAGE_TOOL_QUEUED) {
+  } else if (KIND == KIND_TASK && stage == STAGE_TOOL_QUEUED) {
     queueUnlink(sb + G_TOOL_Q_HEAD, j);
-  } else if (stage == STAGE_TOOL_RUNNING) {
+  } else if (KIND == KIND_TASK && stage == STAGE_TOOL_RUNNING) {
     toolFreed();
-  } else if (stage == STAGE_SERVER_QUEUED) {
+  } else if (KIND == KIND_JOB && stage == STAGE_SERVER_QUEUED) {
     queueUnlink(sb + G_SERVER_Q_HEAD, j);
-  } else if (stage == STAGE_SERVER_RUNNING) {
+  } else if (KIND == KIND_JOB && stage == STAGE_SERVER_RUNNING) {
     serviceEnd(j);
     serverDispatch();
   }
@@ -1031,11 +1047,11 @@ fn failureStart(f: u32) {
   let tgt = failureWord(f, FAILURE_TARGET);
   let replica = failureWord(f, FAILURE_REPLICA);
   let hang = failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG;
-  if (tgt == TARGET_GPU) {
+  if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     st[replicaAt(replica) + RP_STATUS] = select(STATUS_DEAD, STATUS_HUNG, hang);
     if (hang) { replicaHang(replica); }
     else { replicaReset(replica); }
-  } else if (tgt == TARGET_APP || tgt == TARGET_SERVER) {
+  } else if ((failsAt(TARGET_APP) && tgt == TARGET_APP) || (failsAt(TARGET_SERVER) && tgt == TARGET_SERVER)) {
     if (tgt == TARGET_APP) { st[appAt(replica) + AP_STATUS] = STATUS_DEAD; }
     else { st[serverAt(replica) + AP_STATUS] = STATUS_DEAD; }
     failHeldJobs(tgt, replica);
@@ -1056,13 +1072,13 @@ fn failureDetect(f: u32) {
 fn failureEnd(f: u32) {
   let tgt = failureWord(f, FAILURE_TARGET);
   let replica = failureWord(f, FAILURE_REPLICA);
-  if (tgt == TARGET_GPU) {
+  if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     let rb = replicaAt(replica);
     st[rb + RP_STATUS] = STATUS_ALIVE;
     st[rb + RP_DOWN] = 0u;
-  } else if (tgt == TARGET_APP) {
+  } else if (failsAt(TARGET_APP) && tgt == TARGET_APP) {
     st[appAt(replica) + AP_STATUS] = STATUS_ALIVE;
-  } else if (tgt == TARGET_SERVER) {
+  } else if (failsAt(TARGET_SERVER) && tgt == TARGET_SERVER) {
     st[serverAt(replica) + AP_STATUS] = STATUS_ALIVE;
     serverDispatch();
   }
@@ -1071,7 +1087,7 @@ fn failureEnd(f: u32) {
 /** The slowdown starts or ends: running GPU batches re-plan at their next boundary. */
 fn slowChange(on: u32) {
   st[sb + G_SLOW] = on;
-  if (pr[P_SLOW_TARGET] != TARGET_GPU) { return; }
+  if (SLOW_TARGET != TARGET_GPU) { return; }
   for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { replicaTouch(r); }
 }
 
@@ -1093,16 +1109,16 @@ fn handleEvent() {
       }
     }
     case EV_ROUTE: {
-      if (jobEventLive()) { routeCall(evId); }
+      if (KIND != KIND_JOB && jobEventLive()) { routeCall(evId); }
     }
     case EV_REPLICA: {
-      if (st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
+      if (KIND != KIND_JOB && st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
     }
     case EV_TOOL_DONE: {
-      if (jobEventLive()) { toolDone(evId); }
+      if (KIND == KIND_TASK && jobEventLive()) { toolDone(evId); }
     }
     case EV_SERVICE_DONE: {
-      if (jobEventLive()) {
+      if (KIND == KIND_JOB && jobEventLive()) {
         serviceEnd(evId);
         jobSucceed(evId);
         serverDispatch();
@@ -1115,7 +1131,7 @@ fn handleEvent() {
       failureStart(evId);
     }
     case EV_FAIL_DETECT: {
-      failureDetect(evId);
+      if (failsAt(TARGET_GPU)) { failureDetect(evId); }
     }
     case EV_FAIL_END: {
       failureEnd(evId);
@@ -1167,7 +1183,7 @@ fn initInstance(seed: u32, instance: u32) {
   st[sb + G_FREE_JOB] = select(NONE, 0u, pr[P_JOB_CAP] > 0u);
   for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { st[replicaAt(r) + RP_EVENT_AT] = NONE; }
   arrivalNext();
-  if (pr[P_SLOW_TARGET] != TARGET_NONE) {
+  if (SLOW_TARGET != TARGET_NONE) {
     heapPush(pr[P_SLOW_FROM], EV_SLOW_START, 0u, 0u);
     heapPush(pr[P_SLOW_TO], EV_SLOW_END, 0u, 0u);
   }

@@ -28,7 +28,7 @@ import {
   writeBuffer,
 } from './buffers.js';
 import { planDispatch, type DispatchPlan } from './dispatch.js';
-import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, kernelSource } from './kernel-source.js';
+import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, kernelSource, shapeConstants } from './kernel-source.js';
 
 /** Time windows a run is advanced in unless told otherwise. */
 export const DEFAULT_WINDOWS = 16;
@@ -90,30 +90,51 @@ export interface GpuRunOutcome {
   readonly note?: string;
 }
 
-interface Kernel {
+/** What a device compiles once: the module, its layout, and how the adapter runs loops. */
+interface DeviceKernel {
   /** Whether the adapter ends loops early (Mesa llvmpipe): then dispatches get an event budget. */
   readonly loopCapped: boolean;
   readonly workgroupSize: number;
   readonly layout: GPUBindGroupLayout;
+  readonly pipelineLayout: GPUPipelineLayout;
+  readonly module: GPUShaderModule;
+  /** The entry points compiled for each configuration shape, by shapeKey. */
+  readonly shapes: Map<string, Promise<Pipelines>>;
+}
+
+interface Pipelines {
   readonly init: GPUComputePipeline;
   readonly advance: GPUComputePipeline;
   readonly gather: GPUComputePipeline;
 }
 
-// Once per device: llvmpipe compiles the engine for minutes (Mesa keeps it in its disk cache).
-const kernels = new WeakMap<GPUDevice, Promise<Kernel>>();
+type Kernel = Omit<DeviceKernel, 'shapes' | 'module' | 'pipelineLayout'> & Pipelines;
 
-function kernelFor(device: GPUDevice): Promise<Kernel> {
-  let kernel = kernels.get(device);
-  if (kernel === undefined) {
-    kernel = captureGpuErrors(device, 'compiling the WGSL engine', () => buildKernel(device));
-    kernel.catch(() => kernels.delete(device));
-    kernels.set(device, kernel);
+// Once per device, and once per shape on it: llvmpipe compiles the whole engine for minutes,
+// one shape's handlers in seconds (and Mesa keeps each in its disk cache).
+const kernels = new WeakMap<GPUDevice, Promise<DeviceKernel>>();
+
+/** Caches `make()` under `key`, dropping it if it fails so that a later call tries again. */
+function cachedPromise<K, V>(cache: { get(k: K): Promise<V> | undefined; set(k: K, v: Promise<V>): unknown; delete(k: K): unknown }, key: K, make: () => Promise<V>): Promise<V> {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    value.catch(() => cache.delete(key));
+    cache.set(key, value);
   }
-  return kernel;
+  return value;
 }
 
-async function buildKernel(device: GPUDevice): Promise<Kernel> {
+async function kernelFor(device: GPUDevice, config: EngineConfig): Promise<Kernel> {
+  const what = 'compiling the WGSL engine';
+  const kernel = await cachedPromise(kernels, device, () => captureGpuErrors(device, what, () => buildDeviceKernel(device)));
+  const constants = { ...shapeConstants(config), WG: kernel.workgroupSize };
+  const key = JSON.stringify(constants);
+  const pipelines = await cachedPromise(kernel.shapes, key, () => captureGpuErrors(device, what, () => buildPipelines(device, kernel, constants)));
+  return { loopCapped: kernel.loopCapped, workgroupSize: kernel.workgroupSize, layout: kernel.layout, ...pipelines };
+}
+
+async function buildDeviceKernel(device: GPUDevice): Promise<DeviceKernel> {
   const entry = (type: GPUBufferBindingType, binding: number): GPUBindGroupLayoutEntry => ({
     binding,
     visibility: COMPUTE_STAGE,
@@ -134,18 +155,22 @@ async function buildKernel(device: GPUDevice): Promise<Kernel> {
   const module = device.createShaderModule({ label: 'servesim engine', code: kernelSource() });
   const loopCapped = await capsLoops(device);
   const workgroupSize = loopCapped ? LOOP_CAPPED_WORKGROUP_SIZE : WORKGROUP_SIZE;
+  return { loopCapped, workgroupSize, layout, pipelineLayout, module, shapes: new Map() };
+}
+
+async function buildPipelines(device: GPUDevice, kernel: DeviceKernel, constants: Record<string, number>): Promise<Pipelines> {
   const pipeline = (entryPoint: string): Promise<GPUComputePipeline> =>
     device.createComputePipelineAsync({
       label: entryPoint,
-      layout: pipelineLayout,
-      compute: { module, entryPoint, constants: { WG: workgroupSize } },
+      layout: kernel.pipelineLayout,
+      compute: { module: kernel.module, entryPoint, constants },
     });
   const [init, advance, gather] = await Promise.all([
     pipeline(ENTRY_POINT.init),
     pipeline(ENTRY_POINT.advance),
     pipeline(ENTRY_POINT.gather),
   ]);
-  return { loopCapped, workgroupSize, layout, init, advance, gather };
+  return { init, advance, gather };
 }
 
 /** Runs a loop past llvmpipe's cap and says whether it was cut short. */
@@ -259,7 +284,7 @@ async function runBatches(
   throwIfCancelled(options.signal);
   if (count === 0) return;
   checkDevice(ctx, 'before the WGSL engine');
-  const kernel = await whileAlive(ctx, kernelFor(ctx.device), 'compiling the WGSL engine');
+  const kernel = await whileAlive(ctx, kernelFor(ctx.device, config), 'compiling the WGSL engine');
 
   const { device } = ctx;
   const stateBytes = batch * config.stateWords * 4;

@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ServesimError } from '../errors.js';
-import { layoutConstants } from '../engine/layout.js';
+import type { EngineConfig } from '../engine/compile.js';
+import { FAILURE, FAILURE_WORDS, P, layoutConstants } from '../engine/layout.js';
 import { streamSalts } from '../engine/rng.js';
 import { WGSL_LINEAR_INDEX } from './dispatch.js';
 
@@ -61,6 +62,22 @@ function generatedConstants(): string {
   const salts = streamSalts.map((s) => `0x${s.toString(16)}u`).join(', ');
   lines.push(`const STREAM_SALT = array<u32, ${streamSalts.length}>(${salts});`);
   return lines.join('\n');
+}
+
+/**
+ * The pipeline constants of kernels/simulate.wgsl that give a configuration's shape: which
+ * handlers it can ever run. Configurations of one shape share a compiled pipeline.
+ *
+ * @example
+ * shapeConstants(compile(mmc, asGiven)) // { KIND: 0, SLOW_TARGET: 0, FAILURE_TARGETS: 0 }
+ */
+export function shapeConstants(config: EngineConfig): Record<'KIND' | 'SLOW_TARGET' | 'FAILURE_TARGETS', number> {
+  const p = config.params;
+  let failureTargets = 0;
+  for (let f = 0; f < p[P.N_FAILURES]!; f++) {
+    failureTargets |= 1 << p[p[P.OFF_FAILURES]! + f * FAILURE_WORDS + FAILURE.TARGET]!;
+  }
+  return { KIND: p[P.KIND]!, SLOW_TARGET: p[P.SLOW_TARGET]!, FAILURE_TARGETS: failureTargets };
 }
 
 let cached: string | undefined;

@@ -1,0 +1,126 @@
+/**
+ * Shared by the two equivalence files (split so that vitest compiles their kernel shapes on
+ * both cores): the problems' configurations, and a describe block whose `expectSame` runs
+ * instances on the GPU and on the reference engine and compares them word for word.
+ */
+import { beforeEach, describe, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { acquireGpu, probeGpu, type GpuContext } from '../src/gpu/adapter.js';
+import { runGpu } from '../src/gpu/engine.js';
+import { compile, type EngineConfig } from '../src/engine/compile.js';
+import { R, RESULT_SCALARS, layoutConstants } from '../src/engine/layout.js';
+import { runReference } from '../src/engine/reference.js';
+import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
+
+const adapterName = await probeGpu();
+// CI must not pass by skipping: there the GPU tests run, and fail without an adapter.
+const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
+
+// Each configuration shape compiles its own pipeline (kernel-source.ts shapeConstants): on
+// llvmpipe with Mesa's shader cache cold, up to minutes in the first test of a shape.
+const COMPILE_MS = 20 * 60_000;
+export const RUN_MS = 10 * 60_000;
+const SEED = 20_261_129;
+// A first instance other than 0, and counts that are not multiples of any workgroup size.
+const FIRST = 1_000;
+export const CASES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'];
+export const POLICIES = ['round-robin', 'random', 'least-loaded', 'prefix-affinity', 'bounded-affinity', 'cache-aware'];
+// Seeds per combination, sized so that each file's runs (compiles aside) stay near a minute and
+// a half on llvmpipe (2 cores).
+export const SEEDS = { 'hot-prefix': 257, 'coding-agents': 49, mmc: 100, policy: 71, scenarios: 17 } as const;
+
+function problemPath(file: string): string {
+  return fileURLToPath(new URL(`../problems/${file}.yaml`, import.meta.url));
+}
+
+export function configOf(file: string, caseName: string, overrides: readonly string[] = []): EngineConfig {
+  const problem = loadProblem(problemPath(file), overrides);
+  const [scenario] = selectCases(problem, [caseName]);
+  return compile(problem, scenario!);
+}
+
+// Scenario windows no problem file has: app and server failures, tool and server slowdowns.
+const EXTRA_CASES: Record<string, (text: string) => string> = {
+  'coding-agents': (text) =>
+    text.replace(/^cases: .*$/m, 'cases: [app-dies, tools-slow, tools-burst]') +
+    'scenarios:\n  app-dies: { failures: [{ target: app, replica: 1 }] }\n' +
+    '  tools-slow: { slowdown: { target: tools, factor: 4 } }\n  tools-burst: { burst: { scale: 3 } }\n',
+  mmc: (text) =>
+    text.replace(/^cases: .*$/m, 'cases: [server-down, server-slow]').replace('replicas: 1', 'replicas: 3').replace('timeout: 0', 'timeout: 1s') +
+    'scenarios:\n  server-down: { failures: [{ target: server, replica: 1 }] }\n' +
+    '  server-slow: { slowdown: { target: server, factor: 3 } }\n',
+};
+
+export function extraConfigs(): [string, EngineConfig][] {
+  const out: [string, EngineConfig][] = [];
+  for (const [file, edit] of Object.entries(EXTRA_CASES)) {
+    const problem = parseProblem(edit(readFileSync(problemPath(file), 'utf8')), file);
+    for (const scenario of selectCases(problem, 'all')) out.push([`${file}, ${scenario.name}`, compile(problem, scenario)]);
+  }
+  // a replica that hangs until a health check finds it, and one that resets
+  const hung = loadProblem(problemPath('hung-replica'));
+  for (const scenario of selectCases(hung, ['as-given', 'server-dies'])) out.push([`hung-replica, ${scenario.name}`, compile(hung, scenario)]);
+  return out;
+}
+
+const FIELD_NAMES = Object.fromEntries(
+  Object.entries(layoutConstants())
+    .filter(([name]) => name.startsWith('R_'))
+    .map(([name, word]) => [word, name.replace('R_', 'R.')]),
+);
+
+function wordName(config: EngineConfig, word: number): string {
+  if (word < RESULT_SCALARS) return FIELD_NAMES[word]!;
+  if (word < RESULT_SCALARS + config.gpuReplicas) return `calls of replica ${word - RESULT_SCALARS}`;
+  return `latency bucket ${word - RESULT_SCALARS - config.gpuReplicas}`;
+}
+
+/** The first word where the two runs differ, named; null when they are identical. */
+function firstDifference(config: EngineConfig, gpu: Uint32Array, ref: Uint32Array): string | null {
+  if (gpu.length !== ref.length) return `${gpu.length} words from the GPU, ${ref.length} from the reference`;
+  for (let i = 0; i < ref.length; i++) {
+    if (gpu[i] !== ref[i]) {
+      const instance = Math.floor(i / config.resultWords);
+      return `instance ${FIRST + instance}, ${wordName(config, i % config.resultWords)}: GPU ${gpu[i]}, reference ${ref[i]}`;
+    }
+  }
+  return null;
+}
+
+function sum(config: EngineConfig, records: Uint32Array, field: number): number {
+  let total = 0;
+  for (let i = field; i < records.length; i += config.resultWords) total += records[i]!;
+  return total;
+}
+
+export type ExpectSame = (config: EngineConfig, count: number) => Promise<void>;
+
+/** A describe block (skipped without an adapter, unless CI is set) of equivalence tests. */
+export function describeEquivalence(title: string, tests: (expectSame: ExpectSame) => void): void {
+  (runGpuTests ? describe : describe.skip)(title, () => {
+    let ctx: GpuContext;
+    let acquiring: Promise<GpuContext> | undefined;
+
+    // Per test rather than in beforeAll: with CI set and no adapter, each GPU test then fails
+    // (a failed beforeAll would report them as skipped).
+    beforeEach(async () => {
+      acquiring ??= acquireGpu().then(async (c) => {
+        await runGpu(c, configOf('mmc', 'as-given'), SEED, 0, 1);
+        return c;
+      });
+      ctx = await acquiring;
+    }, COMPILE_MS);
+
+    async function expectSame(config: EngineConfig, count: number): Promise<void> {
+      const gpu = await runGpu(ctx, config, SEED, FIRST, count);
+      const ref = runReference(config, SEED, FIRST, count);
+      expect(firstDifference(config, gpu, ref)).toBeNull();
+      // the instances simulated real traffic, not a run of zeros
+      expect(sum(config, gpu, R.ARRIVALS)).toBeGreaterThan(count);
+      expect(sum(config, gpu, R.SUCCESSES)).toBeGreaterThan(0);
+    }
+
+    tests(expectSame);
+  });
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { compile } from '../src/engine/compile.js';
+import { KIND, TARGET } from '../src/engine/layout.js';
+import { kernelSource, shapeConstants } from '../src/gpu/kernel-source.js';
+import { parseProblem, selectCases } from '../src/problem/parse.js';
+import { configFor, problemFile } from './support.js';
+
+function shapeOf(name: string, caseName = 'as-given', sets: readonly string[] = []) {
+  return shapeConstants(configFor(name, sets, caseName).config);
+}
+
+describe('the kernel shape: which handlers a configuration can reach, as pipeline constants', () => {
+  it('names the problem kind and no failure or slowdown for a case without them', () => {
+    expect(shapeOf('mmc')).toEqual({ KIND: KIND.JOB, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
+    expect(shapeOf('hot-prefix')).toEqual({ KIND: KIND.REQUEST, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
+    expect(shapeOf('coding-agents', 'peak-hour')).toEqual({ KIND: KIND.TASK, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
+  });
+
+  it('names the slowdown target and a bit for each failure target', () => {
+    expect(shapeOf('hot-prefix', 'slow-dependency').SLOW_TARGET).toBe(TARGET.GPU);
+    expect(shapeOf('hot-prefix', 'server-dies').FAILURE_TARGETS).toBe(1 << TARGET.GPU);
+    const text = readFileSync(problemFile('coding-agents'), 'utf8').replace(/^cases: .*$/m, 'cases: [both]') +
+      'scenarios:\n  both: { failures: [{ target: app, replica: 1 }, { target: gpu, replica: 0 }, { target: app, replica: 0 }] }\n';
+    const problem = parseProblem(text, 'coding-agents');
+    const shape = shapeConstants(compile(problem, selectCases(problem, ['both'])[0]!));
+    expect(shape.FAILURE_TARGETS).toBe((1 << TARGET.APP) | (1 << TARGET.GPU));
+  });
+
+  it('is shared by configurations that differ only in values, so they share a compiled pipeline', () => {
+    const base = shapeOf('hot-prefix', 'server-dies');
+    expect(shapeOf('hot-prefix', 'server-dies', ['router.policy=cache-aware', 'gpu.replicas=5', 'gpu.slots=16'])).toEqual(base);
+  });
+
+  it('sets every override of the kernels but the workgroup size, and no other name', () => {
+    const overrides = [...kernelSource().matchAll(/^override (\w+)/gm)].map((m) => m[1]);
+    expect(overrides.sort()).toEqual([...Object.keys(shapeOf('mmc')), 'WG'].sort());
+  });
+});
