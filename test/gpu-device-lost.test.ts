@@ -12,7 +12,8 @@ const adapterName = await probeGpu();
 const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
 const describeGpu = runGpuTests ? describe : describe.skip;
 
-// llvmpipe compiles the engine for minutes when Mesa's shader cache is cold; later runs load it.
+// llvmpipe compiles a configuration shape's pipeline for up to minutes when Mesa's shader cache
+// is cold; later runs load it.
 const COMPILE_MS = 20 * 60_000;
 const SEED = 4242;
 const FIRST = 50;

@@ -12,7 +12,8 @@ const adapterName = await probeGpu();
 const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
 const describeGpu = runGpuTests ? describe : describe.skip;
 
-// llvmpipe compiles the engine for minutes when Mesa's shader cache is cold; later runs load it.
+// llvmpipe compiles a configuration shape's pipeline for up to minutes when Mesa's shader cache
+// is cold; later runs load it.
 const COMPILE_MS = 20 * 60_000;
 const RUN_MS = 5 * 60_000;
 const SEED = 77;
@@ -40,7 +41,7 @@ describeGpu('time windows and batches on the WGSL engine', () => {
   let reference: Uint32Array;
 
   // Per test rather than in beforeAll: with CI set and no adapter, each GPU test then fails
-  // (a failed beforeAll would report them as skipped). One instance compiles the engine.
+  // (a failed beforeAll would report them as skipped). One instance compiles M/M/c's shape.
   beforeEach(async () => {
     acquiring ??= acquireGpu().then(async (c) => {
       await runGpu(c, config, SEED, FIRST, 1);
