@@ -1,9 +1,9 @@
 /**
  * `npm run bench:branches`: what a branch that no invocation takes costs on the adapter the
  * engine picks. On Mesa llvmpipe it costs as much as one that every invocation takes: a SIMD
- * group steps through every branch under a lane mask, which is why the WGSL engine, whose
- * event loop holds every event handler, runs there at 1-3% of the CPU pool. Asserts nothing;
- * writes bench/results/branches.md.
+ * group steps through every branch under a lane mask, which is why the WGSL engine compiles
+ * one pipeline per configuration shape, its event loop holding only the handlers that shape
+ * can reach (docs/architecture.md). Asserts nothing; writes bench/results/branches.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { acquireGpu } from '../src/gpu/adapter.js';
