@@ -346,8 +346,8 @@ fn cacheBest(r: u32, j: u32) -> u32 {
   return cacheFind(r, key);
 }
 
-fn cachedTokens(r: u32, j: u32) -> u32 {
-  let e = cacheBest(r, j);
+/** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
+fn cachedTokens(r: u32, e: u32, j: u32) -> u32 {
   if (e == NONE) { return 0u; }
   // at least one prompt token is always computed
   return min(st[entryAt(r, e) + E_TOKENS], st[jobAt(j) + J_PROMPT] - 1u);
@@ -552,7 +552,7 @@ fn replicaAdmit(r: u32) {
       continue;
     }
     let e = cacheBest(r, j);
-    let cached = cachedTokens(r, j);
+    let cached = cachedTokens(r, e, j);
     if (e != NONE) { st[entryAt(r, e) + E_PINS] = st[entryAt(r, e) + E_PINS] + 1u; }
     let need = prompt - cached + st[jb + J_OUTPUT];
     if (!cacheMakeRoom(r, need)) {
@@ -760,7 +760,7 @@ fn routePick(j: u32) -> u32 {
     // higher is better; ties keep the earliest in rotation order
     var score = -i32(st[replicaAt(r) + RP_LOAD]);
     if (policy == POLICY_CACHE_AWARE) {
-      score = i32(cachedTokens(r, j)) - i32(min(scaleMilli(st[replicaAt(r) + RP_LOAD_TOKENS], pr[P_ALPHA_MILLI]), 0x3fffffffu));
+      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(min(scaleMilli(st[replicaAt(r) + RP_LOAD_TOKENS], pr[P_ALPHA_MILLI]), 0x3fffffffu));
     }
     if (best == NONE || score > bestScore) {
       best = r;

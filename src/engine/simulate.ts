@@ -325,8 +325,8 @@ function cacheBest(r: number, j: number): number {
   return key === 0 ? NONE : cacheFind(r, key);
 }
 
-function cachedTokens(r: number, j: number): number {
-  const e = cacheBest(r, j);
+/** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
+function cachedTokens(r: number, e: number, j: number): number {
   if (e === NONE) return 0;
   // at least one prompt token is always computed
   return Math.min(st[entryAt(r, e) + E.TOKENS]!, st[jobAt(j) + J.PROMPT]! - 1);
@@ -531,7 +531,7 @@ function replicaAdmit(r: number): void {
       continue;
     }
     const e = cacheBest(r, j);
-    const cached = cachedTokens(r, j);
+    const cached = cachedTokens(r, e, j);
     if (e !== NONE) st[entryAt(r, e) + E.PINS] = st[entryAt(r, e) + E.PINS]! + 1;
     const need = prompt - cached + st[jb + J.OUTPUT]!;
     if (!cacheMakeRoom(r, need)) {
@@ -744,7 +744,7 @@ function routePick(j: number): number {
     // higher is better; ties keep the earliest in rotation order
     let score = -st[replicaAt(r) + RP.LOAD]!;
     if (policy === POLICY.CACHE_AWARE) {
-      score = cachedTokens(r, j) - Math.min(scaleMilli(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!), 0x3fffffff);
+      score = cachedTokens(r, cacheBest(r, j), j) - Math.min(scaleMilli(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!), 0x3fffffff);
     }
     if (best === NONE || score > bestScore) {
       best = r;
