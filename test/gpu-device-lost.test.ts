@@ -1,32 +1,17 @@
-import { describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
 import { ServesimError } from '../src/errors.js';
-import { acquireGpu, probeGpu, type GpuContext } from '../src/gpu/adapter.js';
+import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { runGpu, runGpuWithFallback } from '../src/gpu/engine.js';
-import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { runReference } from '../src/engine/reference.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { COMPILE_MS, describeGpu } from './gpu-support.js';
+import { configFor } from './support.js';
 
-const adapterName = await probeGpu();
-// CI must not pass by skipping: there the GPU tests run, and fail without an adapter.
-const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
-const describeGpu = runGpuTests ? describe : describe.skip;
-
-// llvmpipe compiles a configuration shape's pipeline for up to minutes when Mesa's shader cache
-// is cold; later runs load it.
-const COMPILE_MS = 20 * 60_000;
 const SEED = 4242;
 const FIRST = 50;
 const COUNT = 19;
 const BATCH = 8;
 
-function configOf(file: string, caseName: string): EngineConfig {
-  const problem = loadProblem(fileURLToPath(new URL(`../problems/${file}.yaml`, import.meta.url)));
-  const [scenario] = selectCases(problem, [caseName]);
-  return compile(problem, scenario!);
-}
-
-const config = configOf('hot-prefix', 'as-given');
+const config = configFor('hot-prefix', [], 'as-given').config;
 const reference = runReference(config, SEED, FIRST, COUNT);
 
 /** Destroys the device once the second batch has finished an instance. */

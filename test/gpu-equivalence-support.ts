@@ -3,23 +3,19 @@
  * both cores): the problems' configurations, and a describe block whose `expectSame` runs
  * instances on the GPU and on the reference engine and compares them word for word.
  */
-import { beforeEach, describe, expect } from 'vitest';
+import { beforeEach, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { acquireGpu, probeGpu, type GpuContext } from '../src/gpu/adapter.js';
+import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { runGpu } from '../src/gpu/engine.js';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { R, RESULT_SCALARS, layoutConstants } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
 import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
+import { COMPILE_MS, describeGpu } from './gpu-support.js';
+import { configFor, problemFile } from './support.js';
 
-const adapterName = await probeGpu();
-// CI must not pass by skipping: there the GPU tests run, and fail without an adapter.
-const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
-
-// Each configuration shape compiles its own pipeline (kernel-source.ts shapeConstants): on
-// llvmpipe with Mesa's shader cache cold, up to minutes in the first test of a shape.
-const COMPILE_MS = 20 * 60_000;
+// Each configuration shape compiles its own pipeline (kernel-source.ts shapeConstants): a
+// test's first run of a shape includes its compile.
 export const RUN_MS = 10 * 60_000;
 const SEED = 20_261_129;
 // A first instance other than 0, and counts that are not multiples of any workgroup size.
@@ -30,14 +26,8 @@ export const POLICIES = ['round-robin', 'random', 'least-loaded', 'prefix-affini
 // a half on llvmpipe (2 cores).
 export const SEEDS = { 'hot-prefix': 257, 'coding-agents': 49, mmc: 100, policy: 71, scenarios: 17 } as const;
 
-function problemPath(file: string): string {
-  return fileURLToPath(new URL(`../problems/${file}.yaml`, import.meta.url));
-}
-
 export function configOf(file: string, caseName: string, overrides: readonly string[] = []): EngineConfig {
-  const problem = loadProblem(problemPath(file), overrides);
-  const [scenario] = selectCases(problem, [caseName]);
-  return compile(problem, scenario!);
+  return configFor(file, overrides, caseName).config;
 }
 
 // Scenario windows no problem file has: app and server failures, tool and server slowdowns.
@@ -55,11 +45,11 @@ const EXTRA_CASES: Record<string, (text: string) => string> = {
 export function extraConfigs(): [string, EngineConfig][] {
   const out: [string, EngineConfig][] = [];
   for (const [file, edit] of Object.entries(EXTRA_CASES)) {
-    const problem = parseProblem(edit(readFileSync(problemPath(file), 'utf8')), file);
+    const problem = parseProblem(edit(readFileSync(problemFile(file), 'utf8')), file);
     for (const scenario of selectCases(problem, 'all')) out.push([`${file}, ${scenario.name}`, compile(problem, scenario)]);
   }
   // a replica that hangs until a health check finds it, and one that resets
-  const hung = loadProblem(problemPath('hung-replica'));
+  const hung = loadProblem(problemFile('hung-replica'));
   for (const scenario of selectCases(hung, ['as-given', 'server-dies'])) out.push([`hung-replica, ${scenario.name}`, compile(hung, scenario)]);
   return out;
 }
@@ -98,7 +88,7 @@ export type ExpectSame = (config: EngineConfig, count: number) => Promise<void>;
 
 /** A describe block (skipped without an adapter, unless CI is set) of equivalence tests. */
 export function describeEquivalence(title: string, tests: (expectSame: ExpectSame) => void): void {
-  (runGpuTests ? describe : describe.skip)(title, () => {
+  describeGpu(title, () => {
     let ctx: GpuContext;
     let acquiring: Promise<GpuContext> | undefined;
 

@@ -1,33 +1,18 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
 import { ServesimError } from '../src/errors.js';
-import { acquireGpu, probeGpu, type GpuContext } from '../src/gpu/adapter.js';
+import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { batchCapacity, runGpu, runGpuWithFallback } from '../src/gpu/engine.js';
-import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { runReference } from '../src/engine/reference.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { COMPILE_MS, describeGpu } from './gpu-support.js';
+import { configFor } from './support.js';
 
-const adapterName = await probeGpu();
-// CI must not pass by skipping: there the GPU tests run, and fail without an adapter.
-const runGpuTests = adapterName !== null || Boolean(process.env['CI']);
-const describeGpu = runGpuTests ? describe : describe.skip;
-
-// llvmpipe compiles a configuration shape's pipeline for up to minutes when Mesa's shader cache
-// is cold; later runs load it.
-const COMPILE_MS = 20 * 60_000;
 const RUN_MS = 5 * 60_000;
 const SEED = 77;
 const FIRST = 300;
 const COUNT = 21;
 
-function configOf(file: string, caseName: string): EngineConfig {
-  const problem = loadProblem(fileURLToPath(new URL(`../problems/${file}.yaml`, import.meta.url)));
-  const [scenario] = selectCases(problem, [caseName]);
-  return compile(problem, scenario!);
-}
-
 // Slowdown and a dead replica put events on both sides of many window ends.
-const config = configOf('hot-prefix', 'server-dies');
+const config = configFor('hot-prefix', [], 'server-dies').config;
 
 describe('time windows on the reference engine', () => {
   it('advancing in 7 windows gives what 1 window gives', () => {
