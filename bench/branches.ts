@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   }
   ctx.destroy();
   const text = [
-    `Adapter: ${ctx.adapterName}. ${WORKGROUPS} workgroups of ${WORKGROUP_SIZE} invocations, each looping ${ITERATIONS.toLocaleString('en')} times over the body below; mean of 3 dispatches after a warm-up.`,
+    `Adapter: ${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'}). ${WORKGROUPS} workgroups of ${WORKGROUP_SIZE} invocations, each looping ${ITERATIONS.toLocaleString('en')} times over the body below; mean of 3 dispatches after a warm-up.`,
     '',
     '| loop body | ms per dispatch |',
     '| --- | ---: |',

@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     '',
     'Command: `npm run bench:compile`',
     '',
-    `Adapter: ${ctx.adapterName}, Mesa's shader cache off. Each row compiles the three entry points for one shape and runs one instance; the cases of the problem files that share the shape share the pipelines.`,
+    `Adapter: ${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'}), Mesa's shader cache off. Each row compiles the three entry points for one shape and runs one instance; the cases of the problem files that share the shape share the pipelines.`,
     '',
     '| shape | seconds | cases of that shape |',
     '| --- | ---: | --- |',

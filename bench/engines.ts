@@ -82,7 +82,7 @@ async function openKernels(names: readonly string[], about: string[]): Promise<K
     }
     const t0 = performance.now();
     await runGpu(ctx, configOf('mmc', []), 1, 0, 1);
-    about.push(`kernel on ${ctx.adapterName}: compiled for M/M/c and first instance run in ${((performance.now() - t0) / 1000).toFixed(1)} s (Mesa caches the compile on disk); each problem's shape is compiled before it is measured`);
+    about.push(`kernel on ${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'}): compiled for M/M/c and first instance run in ${((performance.now() - t0) / 1000).toFixed(1)} s (Mesa caches the compile on disk); each problem's shape is compiled before it is measured`);
     kernels.push({ name: `kernel (${ctx.adapterName})`, ctx, run: (config, n) => runGpu(ctx, config, 1, 0, n) });
   }
   return kernels;
@@ -200,7 +200,7 @@ async function main(): Promise<void> {
         };
       });
     }
-    const entry: AdapterMeasurements = { measuredAt: new Date().toISOString(), servesimVersion: packageVersion(), machine: machine(), poolThreads: pool.threads, problems };
+    const entry: AdapterMeasurements = { measuredAt: new Date().toISOString(), servesimVersion: packageVersion(), machine: machine(), driver: kernel.ctx.info.description, poolThreads: pool.threads, problems };
     crossovers.adapters[kernel.ctx.adapterName] = entry;
     const c = crossoverOf(entry, pool.threads);
     const largest = Object.entries(problems).map(([problem, ms]) => {

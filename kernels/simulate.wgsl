@@ -16,8 +16,9 @@
 // p[P.KIND] and p[P.SLOW_TARGET] read KIND and SLOW_TARGET here, and the handlers a shape can
 // never reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's
 // target that no failure has) sit behind guards on them that simulate.ts does not need. The
-// compiler then leaves that code out: Mesa's llvmpipe runs both sides of every branch, so each
-// line it compiles costs every event (docs/architecture.md).
+// compiler then leaves that code out, so a shape compiles in a fraction of the time, and on a
+// Mesa before 24, whose llvmpipe runs both sides of every branch, each line compiled costs every
+// event (docs/architecture.md).
 //
 // Mesa's llvmpipe ends every loop after 65,535 loop iterations in one invocation, all loops
 // together, which would corrupt an instance silently. So advanceInstance stops after

@@ -23,7 +23,7 @@ function rows(...cells: [number, number | null, number | null][]): Measurement[]
 }
 
 function measured(problems: Record<string, Measurement[]>, poolThreads = 2): AdapterMeasurements {
-  return { measuredAt: '2026-11-29T00:00:00Z', servesimVersion: '0.1.0', machine: 'test', poolThreads, problems };
+  return { measuredAt: '2026-11-29T00:00:00Z', servesimVersion: '0.1.0', machine: 'test', driver: 'test driver', poolThreads, problems };
 }
 
 const table = (adapters: Record<string, AdapterMeasurements>): CrossoverTable => ({ about: 'test', adapters });

@@ -172,7 +172,7 @@ describeGpu('WebGPU device', () => {
     expect(() => ctx.throwIfFailed('after destroy')).not.toThrow();
   });
 
-  it('finds an adapter and names it with its backend', () => {
+  it('finds an adapter and names it with its backend (llvmpipe: and its vector width)', () => {
     expect(ctx.adapterName).toBe(adapterName);
     expect(ctx.adapterName).toMatch(/ via (vulkan|opengl|opengles|default)$/);
     expect(ctx.adapterName).not.toMatch(/^unnamed/);
@@ -180,8 +180,9 @@ describeGpu('WebGPU device', () => {
     const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
     if (ctx.info.device !== '') expect(slug(ctx.adapterName.replace(/ via \w+$/, ''))).toBe(slug(ctx.info.device));
     if (ctx.adapterName.startsWith('llvmpipe')) {
-      // no GPU: Mesa llvmpipe, through OpenGL first
+      // no GPU: Mesa llvmpipe, through OpenGL first, at the vector width adapter.ts asks for
       expect(ctx.adapterName).toMatch(/^llvmpipe \(LLVM [\d.]+, \d+ bits\) via opengl$/);
+      expect(ctx.adapterName).toContain(`, ${process.env['LP_NATIVE_VECTOR_WIDTH']} bits)`);
     }
   });
 

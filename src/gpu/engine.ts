@@ -35,10 +35,10 @@ export const DEFAULT_WINDOWS = 16;
 /** Invocations per workgroup (the kernels' `WG` override) on a GPU. */
 const WORKGROUP_SIZE = 64;
 /**
- * On an adapter that caps loops (llvmpipe): one CPU vector, so that a few hundred instances
- * still fill every CPU thread (llvmpipe runs a workgroup on one thread).
+ * On an adapter that caps loops (llvmpipe): one CPU vector (4 lanes, adapter.ts), so that a few
+ * hundred instances still fill every CPU thread (llvmpipe runs a workgroup on one thread).
  */
-const LOOP_CAPPED_WORKGROUP_SIZE = 8;
+const LOOP_CAPPED_WORKGROUP_SIZE = 4;
 /** Events per instance and dispatch where loops are not capped: no limit. */
 const NO_BUDGET = 0xffffffff;
 /**

@@ -20,6 +20,8 @@ const adapterSchema = z.object({
   measuredAt: z.string(),
   servesimVersion: z.string(),
   machine: z.string(),
+  /** The driver as Dawn describes it: one adapter name (llvmpipe) runs the kernel at another speed under another Mesa. */
+  driver: z.string(),
   /** The pool's worker threads in that run. */
   poolThreads: z.number().int().positive(),
   /** Per problem, by instance count. */
