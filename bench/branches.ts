@@ -6,7 +6,7 @@
  * can reach (docs/architecture.md). Asserts nothing; writes bench/results/branches.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { acquireGpu } from '../src/gpu/adapter.js';
+import { acquireGpu, adapterWithDriver } from '../src/gpu/adapter.js';
 import { createStorageBuffer } from '../src/gpu/buffers.js';
 
 const ITERATIONS = 20_000; // under llvmpipe's cap of 65,535 loop iterations per invocation
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   }
   ctx.destroy();
   const text = [
-    `Adapter: ${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'}). ${WORKGROUPS} workgroups of ${WORKGROUP_SIZE} invocations, each looping ${ITERATIONS.toLocaleString('en')} times over the body below; mean of 3 dispatches after a warm-up.`,
+    `Adapter: ${adapterWithDriver(ctx)}. ${WORKGROUPS} workgroups of ${WORKGROUP_SIZE} invocations, each looping ${ITERATIONS.toLocaleString('en')} times over the body below; mean of 3 dispatches after a warm-up.`,
     '',
     '| loop body | ms per dispatch |',
     '| --- | ---: |',

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { acquireGpu } from '../src/gpu/adapter.js';
+import { acquireGpu, adapterWithDriver } from '../src/gpu/adapter.js';
 import { runGpu } from '../src/gpu/engine.js';
 import { shapeConstants } from '../src/gpu/kernel-source.js';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     '',
     'Command: `npm run bench:compile`',
     '',
-    `Adapter: ${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'}), Mesa's shader cache off. Each row compiles the three entry points for one shape and runs one instance; the cases of the problem files that share the shape share the pipelines.`,
+    `Adapter: ${adapterWithDriver(ctx)}, Mesa's shader cache off. Each row compiles the three entry points for one shape and runs one instance; the cases of the problem files that share the shape share the pipelines.`,
     '',
     '| shape | seconds | cases of that shape |',
     '| --- | ---: | --- |',

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { acquireGpu } from '../src/gpu/adapter.js';
+import { acquireGpu, adapterWithDriver } from '../src/gpu/adapter.js';
 import { runGpu } from '../src/gpu/engine.js';
 import { configOf } from './measure.js';
 
@@ -49,7 +49,7 @@ async function child(): Promise<void> {
     figures.push({ problem, compileSeconds, instancesPerSecond: INSTANCES / seconds, recordsHash: hashOf(records) });
   }
   ctx.destroy();
-  process.stdout.write(`${JSON.stringify({ adapter: `${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'})`, figures } satisfies ChildReport)}\n`);
+  process.stdout.write(`${JSON.stringify({ adapter: adapterWithDriver(ctx), figures } satisfies ChildReport)}\n`);
 }
 
 function runWidth(width: number): ChildReport {

@@ -195,6 +195,15 @@ function listAdapters(mod: WebgpuModule, attempt: Attempt): Promise<ListedAdapte
   return listing;
 }
 
+/**
+ * The adapter's name with its driver, for reports: one name (llvmpipe) runs at another speed
+ * under another Mesa. `llvmpipe (LLVM 15.0.6, 128 bits) via opengl (driver: OpenGL version 4.5
+ * (Core Profile) Mesa 25.0.7-2~bpo12+1)`.
+ */
+export function adapterWithDriver(ctx: Pick<GpuContext, 'adapterName' | 'info'>): string {
+  return `${ctx.adapterName} (driver: ${ctx.info.description || 'not reported'})`;
+}
+
 function slug(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
