@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# On a GPU machine without Node.js (the device machine), from the repository root, with
+# .device, .gl and dist carried there (pack.sh makes them): the GPU test files, then
+# `npm run bench`, into OUT. Each step has its own time limit, so that a slow one still leaves
+# the others their turn and what finished comes back.
+#   bench/gpu-machine/run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]
+set -uo pipefail
+out=${1:?usage: run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]}
+test_seconds=${2:-200}
+bench_seconds=${3:-270}
+budget=${4:-20}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.."
+started=$SECONDS
+say() { echo "run.sh [$((SECONDS - started)) s]: $*"; }
+
+# The Vulkan loader and GL libraries, unpacked over / (the image has the NVIDIA driver only)
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+# The driver's ICD files live under /usr/local/nvidia there, where the loaders do not look
+nv=/usr/local/nvidia/share
+[ -f $nv/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=$nv/vulkan/icd.d/nvidia_icd.json
+[ -f $nv/glvnd/egl_vendor.d/10_nvidia.json ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$nv/glvnd/egl_vendor.d/10_nvidia.json
+
+# python3's lzma: the image may have no xz
+python3 - <<'PY' || exit 1
+import lzma, os, shutil, tarfile
+os.makedirs('/tmp/node/bin', exist_ok=True)
+with lzma.open('.device/node.xz') as src, open('/tmp/node/bin/node', 'wb') as dst:
+    shutil.copyfileobj(src, dst)
+os.chmod('/tmp/node/bin/node', 0o755)
+with tarfile.open('.device/modules.tar.xz') as t:
+    t.extractall('.')
+PY
+export PATH=/tmp/node/bin:$PATH
+say "node $(node --version), node_modules unpacked"
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
+  nproc
+  grep -m1 'model name' /proc/cpuinfo
+} >"$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+
+# Stop here, and cheaply, if the engine would not find the GPU
+node --input-type=module -e '
+  const { acquireGpu, adapterWithDriver } = await import("./dist/src/gpu/adapter.js");
+  const ctx = await acquireGpu();
+  console.log(`adapter: ${adapterWithDriver(ctx)}`);
+  ctx.destroy();
+' 2>&1 | tee -a "$out/machine.txt"
+grep -q '^adapter: .* via vulkan' "$out/machine.txt" || { say "no Vulkan adapter: stopping"; exit 1; }
+
+# The GPU test files (and the engine choice), CI=true so that none skips for want of an adapter
+say "GPU tests (limit ${test_seconds} s)"
+CI=true NO_COLOR=1 timeout "$test_seconds" node node_modules/vitest/vitest.mjs run \
+  test/gpu-adapter.test.ts test/gpu-equivalence.test.ts test/gpu-equivalence-scenarios.test.ts \
+  test/gpu-windows.test.ts test/gpu-device-lost.test.ts test/engine-auto.test.ts \
+  --maxWorkers=8 --reporter=default >"$out/gpu-tests.txt" 2>&1
+say "GPU tests: exit $?"
+pkill -f node_modules/vitest # its workers, when the limit ended it
+grep -E '^ *(Test Files|Tests|Duration) ' "$out/gpu-tests.txt"
+
+# The benchmark; its crossover table starts from the repository's, so the new adapter joins it
+say "benchmark (limit ${bench_seconds} s, --budget ${budget})"
+cp bench/results/crossover.json "$out/crossover.json"
+timeout "$bench_seconds" node dist/bench/engines.js --budget "$budget" --out "$out" --crossover "$out/crossover.json" \
+  >/dev/null 2>"$out/bench-log.txt"
+say "benchmark: exit $?"
+grep -v 'vkCreateInstance\|^bench: .* \.\.\.$' "$out/bench-log.txt" | tail -60
