@@ -82,7 +82,7 @@ async function openKernels(names: readonly string[], about: string[]): Promise<K
     }
     const t0 = performance.now();
     await runGpu(ctx, configOf('mmc', []), 1, 0, 1);
-    about.push(`kernel on ${adapterWithDriver(ctx)}: compiled for M/M/c and first instance run in ${((performance.now() - t0) / 1000).toFixed(1)} s (Mesa caches the compile on disk); each problem's shape is compiled before it is measured`);
+    about.push(`kernel on ${adapterWithDriver(ctx)}: compiled for M/M/c and first instance run in ${((performance.now() - t0) / 1000).toFixed(1)} s (a driver may serve it from its on-disk shader cache); each problem's shape is compiled before it is measured`);
     kernels.push({ name: `kernel (${ctx.adapterName})`, ctx, run: (config, n) => runGpu(ctx, config, 1, 0, n) });
   }
   return kernels;
