@@ -43,6 +43,13 @@ export function configOf(name: string, sets: readonly string[]): EngineConfig {
   return compile(problem, selectCases(problem, ['as-given'])[0]!);
 }
 
+/** FNV-1a over result records: equal records, equal hash (for comparing runs in reports). */
+export function hashOf(records: Uint32Array): number {
+  let h = 0x811c9dc5;
+  for (const v of records) h = Math.imul(h ^ v, 0x01000193) >>> 0;
+  return h;
+}
+
 export function label(problem: string, sets: readonly string[]): string {
   return [problem, ...sets].join(' ');
 }

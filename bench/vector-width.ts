@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { acquireGpu, adapterWithDriver } from '../src/gpu/adapter.js';
 import { runGpu } from '../src/gpu/engine.js';
-import { configOf } from './measure.js';
+import { configOf, hashOf } from './measure.js';
 
 const WIDTHS = [128, 256] as const;
 const PROBLEMS = ['mmc', 'hot-prefix', 'coding-agents'] as const;
@@ -27,12 +27,6 @@ interface Figures {
 interface ChildReport {
   readonly adapter: string;
   readonly figures: readonly Figures[];
-}
-
-function hashOf(records: Uint32Array): number {
-  let h = 0x811c9dc5;
-  for (const v of records) h = Math.imul(h ^ v, 0x01000193) >>> 0;
-  return h;
 }
 
 async function child(): Promise<void> {

@@ -65,8 +65,8 @@ fn gatherResults(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   bind(slot);
   let words = pr[P_STATE_WORDS] - pr[P_OFF_RESULT];
   let out = slot * (words + 1u);
-  results[out] = st[sb + G_ERROR];
+  results[out] = st[ix(sb + G_ERROR)];
   for (var i = 0u; i < words; i++) {
-    results[out + 1u + i] = st[sb + pr[P_OFF_RESULT] + i];
+    results[out + 1u + i] = st[ix(sb + pr[P_OFF_RESULT] + i)];
   }
 }

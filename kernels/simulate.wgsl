@@ -28,6 +28,9 @@
 // The buffers an instance runs on: state (all instances), its base, params and tables.
 @group(0) @binding(BINDING_STATE) var<storage, read_write> st: array<u32>;
 var<private> sb: u32;
+// The instance's slot in the batch, and the batch's size (entry.wgsl's run.count).
+var<private> batchSlot: u32;
+var<private> batchSize: u32;
 // Where this instance's results, jobs and heap start (fixed for a configuration).
 var<private> rs: u32;
 var<private> js: u32;
@@ -48,6 +51,19 @@ override SLOW_TARGET: u32;
 // A bit (1 << TARGET_x) for each target some failure of the scenario has.
 override FAILURE_TARGETS: u32;
 
+// How the batch's records share the state buffer (src/gpu/engine.ts picks per adapter): one
+// after another, or with INTERLEAVED word by word, word i of every instance side by side, so
+// that the lanes of a GPU's SIMD group reading the same field read adjacent words, in one
+// memory transaction rather than one each.
+override INTERLEAVED: bool;
+
+// Where word i of the instance's record lies in the state buffer: simulate.ts indexes its
+// records directly, so its st[i] is st[ix(i)] here.
+fn ix(i: u32) -> u32 {
+  if (INTERLEAVED) { return i * batchSize + batchSlot; }
+  return i;
+}
+
 fn failsAt(tgt: u32) -> bool {
   return (FAILURE_TARGETS & (1u << tgt)) != 0u;
 }
@@ -63,7 +79,7 @@ fn result(field: u32) -> u32 {
 }
 
 fn count(field: u32) {
-  st[result(field)] = st[result(field)] + 1u;
+  st[ix(result(field))] = st[ix(result(field))] + 1u;
 }
 
 // ---- arithmetic -------------------------------------------------------------------------
@@ -71,9 +87,9 @@ fn count(field: u32) {
 /** Adds a u32 to a two-word result counter. */
 fn add64(field: u32, v: u32) {
   let at = result(field);
-  let lo = st[at] + v;
-  if (lo < st[at]) { st[at + 1u] = st[at + 1u] + 1u; }
-  st[at] = lo;
+  let lo = st[ix(at)] + v;
+  if (lo < st[ix(at)]) { st[ix(at + 1u)] = st[ix(at + 1u)] + 1u; }
+  st[ix(at)] = lo;
 }
 
 /** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
@@ -92,7 +108,7 @@ fn mulAdd64(field: u32, a: u32, b: u32) {
   add64(field, lh << 16u);
   add64(field, hl << 16u);
   let hi = result(field) + 1u;
-  st[hi] = st[hi] + (lh >> 16u) + (hl >> 16u) + ah * bh;
+  st[ix(hi)] = st[ix(hi)] + (lh >> 16u) + (hl >> 16u) + ah * bh;
 }
 
 /** floor(a x milli / 1000) without passing 2^32 on the way. */
@@ -114,12 +130,12 @@ fn bucketOf(v: u32) -> u32 {
 }
 
 fn fail(code: u32) {
-  if (st[sb + G_ERROR] == ERR_NONE) { st[sb + G_ERROR] = code; }
-  st[sb + G_DONE] = 1u;
+  if (st[ix(sb + G_ERROR)] == ERR_NONE) { st[ix(sb + G_ERROR)] = code; }
+  st[ix(sb + G_DONE)] = 1u;
 }
 
 fn random(stream: u32, a: u32, b: u32) -> u32 {
-  return draw(st[sb + G_KEY], stream, a, b);
+  return draw(st[ix(sb + G_KEY)], stream, a, b);
 }
 
 fn sample(table: u32, u: u32) -> u32 {
@@ -133,46 +149,46 @@ fn heapAt(i: u32) -> u32 {
 }
 
 fn heapBefore(a: u32, b: u32) -> bool {
-  return st[a] < st[b] || (st[a] == st[b] && st[a + 1u] < st[b + 1u]);
+  return st[ix(a)] < st[ix(b)] || (st[ix(a)] == st[ix(b)] && st[ix(a + 1u)] < st[ix(b + 1u)]);
 }
 
 fn heapPush(time: u32, kind: u32, id: u32, tag: u32) {
-  let n = st[sb + G_HEAP_LEN];
+  let n = st[ix(sb + G_HEAP_LEN)];
   if (n >= pr[P_HEAP_CAP]) {
     fail(ERR_HEAP_FULL);
     return;
   }
-  let seq = st[sb + G_SEQ];
-  st[sb + G_SEQ] = seq + 1u;
+  let seq = st[ix(sb + G_SEQ)];
+  st[ix(sb + G_SEQ)] = seq + 1u;
   var i = n;
   while (i > 0u) {
     let parent = (i - 1u) >> 1u;
     let pa = heapAt(parent);
-    if (st[pa] < time || (st[pa] == time && st[pa + 1u] < seq)) { break; }
+    if (st[ix(pa)] < time || (st[ix(pa)] == time && st[ix(pa + 1u)] < seq)) { break; }
     let at = heapAt(i);
-    st[at] = st[pa];
-    st[at + 1u] = st[pa + 1u];
-    st[at + 2u] = st[pa + 2u];
-    st[at + 3u] = st[pa + 3u];
+    st[ix(at)] = st[ix(pa)];
+    st[ix(at + 1u)] = st[ix(pa + 1u)];
+    st[ix(at + 2u)] = st[ix(pa + 2u)];
+    st[ix(at + 3u)] = st[ix(pa + 3u)];
     i = parent;
   }
   let at = heapAt(i);
-  st[at] = time;
-  st[at + 1u] = seq;
-  st[at + 2u] = (kind << 24u) | id;
-  st[at + 3u] = tag;
-  st[sb + G_HEAP_LEN] = n + 1u;
+  st[ix(at)] = time;
+  st[ix(at + 1u)] = seq;
+  st[ix(at + 2u)] = (kind << 24u) | id;
+  st[ix(at + 3u)] = tag;
+  st[ix(sb + G_HEAP_LEN)] = n + 1u;
 }
 
 /** Removes the earliest event into evTime, evKind, evId, evTag. */
 fn heapPop() {
   let top = heapAt(0u);
-  evTime = st[top];
-  evKind = st[top + 2u] >> 24u;
-  evId = st[top + 2u] & 0xffffffu;
-  evTag = st[top + 3u];
-  let n = st[sb + G_HEAP_LEN] - 1u;
-  st[sb + G_HEAP_LEN] = n;
+  evTime = st[ix(top)];
+  evKind = st[ix(top + 2u)] >> 24u;
+  evId = st[ix(top + 2u)] & 0xffffffu;
+  evTag = st[ix(top + 3u)];
+  let n = st[ix(sb + G_HEAP_LEN)] - 1u;
+  st[ix(sb + G_HEAP_LEN)] = n;
   let last = heapAt(n);
   var i = 0u;
   loop {
@@ -182,17 +198,17 @@ fn heapPop() {
     let c = heapAt(child);
     if (!heapBefore(c, last)) { break; }
     let at = heapAt(i);
-    st[at] = st[c];
-    st[at + 1u] = st[c + 1u];
-    st[at + 2u] = st[c + 2u];
-    st[at + 3u] = st[c + 3u];
+    st[ix(at)] = st[ix(c)];
+    st[ix(at + 1u)] = st[ix(c + 1u)];
+    st[ix(at + 2u)] = st[ix(c + 2u)];
+    st[ix(at + 3u)] = st[ix(c + 3u)];
     i = child;
   }
   let at = heapAt(i);
-  st[at] = st[last];
-  st[at + 1u] = st[last + 1u];
-  st[at + 2u] = st[last + 2u];
-  st[at + 3u] = st[last + 3u];
+  st[ix(at)] = st[ix(last)];
+  st[ix(at + 1u)] = st[ix(last + 1u)];
+  st[ix(at + 2u)] = st[ix(last + 2u)];
+  st[ix(at + 3u)] = st[ix(last + 3u)];
 }
 
 // ---- jobs and FIFO queues ---------------------------------------------------------------
@@ -202,52 +218,52 @@ fn jobAt(j: u32) -> u32 {
 }
 
 fn jobAlloc() -> u32 {
-  let j = st[sb + G_FREE_JOB];
+  let j = st[ix(sb + G_FREE_JOB)];
   if (j == NONE) {
     fail(ERR_JOBS_FULL);
     return NONE;
   }
   let jb = jobAt(j);
-  st[sb + G_FREE_JOB] = st[jb + J_NEXT];
-  st[sb + G_LIVE] = st[sb + G_LIVE] + 1u;
+  st[ix(sb + G_FREE_JOB)] = st[ix(jb + J_NEXT)];
+  st[ix(sb + G_LIVE)] = st[ix(sb + G_LIVE)] + 1u;
   return j;
 }
 
 /** Frees a job; its generation moves on, so its pending events go stale. */
 fn jobFree(j: u32) {
   let jb = jobAt(j);
-  st[jb + J_GEN] = st[jb + J_GEN] + 1u;
-  st[jb + J_STAGE] = STAGE_FREE;
-  st[jb + J_NEXT] = st[sb + G_FREE_JOB];
-  st[sb + G_FREE_JOB] = j;
-  st[sb + G_LIVE] = st[sb + G_LIVE] - 1u;
+  st[ix(jb + J_GEN)] = st[ix(jb + J_GEN)] + 1u;
+  st[ix(jb + J_STAGE)] = STAGE_FREE;
+  st[ix(jb + J_NEXT)] = st[ix(sb + G_FREE_JOB)];
+  st[ix(sb + G_FREE_JOB)] = j;
+  st[ix(sb + G_LIVE)] = st[ix(sb + G_LIVE)] - 1u;
 }
 
 /** A FIFO is three words (head, tail, length) linking jobs through J_NEXT and J_PREV. */
 fn queuePush(q: u32, j: u32) {
   let jb = jobAt(j);
-  st[jb + J_NEXT] = NONE;
-  if (st[q + 2u] == 0u) {
-    st[jb + J_PREV] = NONE;
-    st[q] = j;
+  st[ix(jb + J_NEXT)] = NONE;
+  if (st[ix(q + 2u)] == 0u) {
+    st[ix(jb + J_PREV)] = NONE;
+    st[ix(q)] = j;
   } else {
-    st[jb + J_PREV] = st[q + 1u];
-    st[jobAt(st[q + 1u]) + J_NEXT] = j;
+    st[ix(jb + J_PREV)] = st[ix(q + 1u)];
+    st[ix(jobAt(st[ix(q + 1u)]) + J_NEXT)] = j;
   }
-  st[q + 1u] = j;
-  st[q + 2u] = st[q + 2u] + 1u;
-  if (st[q + 2u] > st[result(R_LONGEST_QUEUE)]) { st[result(R_LONGEST_QUEUE)] = st[q + 2u]; }
+  st[ix(q + 1u)] = j;
+  st[ix(q + 2u)] = st[ix(q + 2u)] + 1u;
+  if (st[ix(q + 2u)] > st[ix(result(R_LONGEST_QUEUE))]) { st[ix(result(R_LONGEST_QUEUE))] = st[ix(q + 2u)]; }
 }
 
 fn queueUnlink(q: u32, j: u32) {
   let jb = jobAt(j);
-  let next = st[jb + J_NEXT];
-  let prev = st[jb + J_PREV];
-  if (prev == NONE) { st[q] = next; }
-  else { st[jobAt(prev) + J_NEXT] = next; }
-  if (next == NONE) { st[q + 1u] = prev; }
-  else { st[jobAt(next) + J_PREV] = prev; }
-  st[q + 2u] = st[q + 2u] - 1u;
+  let next = st[ix(jb + J_NEXT)];
+  let prev = st[ix(jb + J_PREV)];
+  if (prev == NONE) { st[ix(q)] = next; }
+  else { st[ix(jobAt(prev) + J_NEXT)] = next; }
+  if (next == NONE) { st[ix(q + 1u)] = prev; }
+  else { st[ix(jobAt(next) + J_PREV)] = prev; }
+  st[ix(q + 2u)] = st[ix(q + 2u)] - 1u;
 }
 
 fn noteBusy(begin: u32, to: u32, batch: u32) {
@@ -258,8 +274,8 @@ fn noteBusy(begin: u32, to: u32, batch: u32) {
 
 fn noteWait(j: u32) {
   let jb = jobAt(j);
-  if (st[jb + J_COUNTED] == 0u) { return; }
-  let wait = st[sb + G_NOW] - st[jb + J_ENQUEUED];
+  if (st[ix(jb + J_COUNTED)] == 0u) { return; }
+  let wait = st[ix(sb + G_NOW)] - st[ix(jb + J_ENQUEUED)];
   if (wait > 0u) { count(R_WAITED); }
   add64(R_WAIT_SUM, wait);
 }
@@ -278,24 +294,24 @@ fn serverAt(s: u32) -> u32 {
 fn jobRelease(j: u32) {
   let jb = jobAt(j);
   if (KIND != KIND_JOB) {
-    let ab = appAt(st[jb + J_APP]);
-    st[ab + AP_BUSY] = st[ab + AP_BUSY] - 1u;
+    let ab = appAt(st[ix(jb + J_APP)]);
+    st[ix(ab + AP_BUSY)] = st[ix(ab + AP_BUSY)] - 1u;
   }
-  if (KIND == KIND_TASK) { st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] - 1u; }
+  if (KIND == KIND_TASK) { st[ix(sb + G_ORCH_BUSY)] = st[ix(sb + G_ORCH_BUSY)] - 1u; }
   // the integral of the number in system is each job's time in the measured window, summed
-  add64(R_IN_SYSTEM_AREA, measured(st[jb + J_ARRIVAL], st[sb + G_NOW]));
+  add64(R_IN_SYSTEM_AREA, measured(st[ix(jb + J_ARRIVAL)], st[ix(sb + G_NOW)]));
   jobFree(j);
 }
 
 fn jobSucceed(j: u32) {
   let jb = jobAt(j);
-  if (st[jb + J_COUNTED] != 0u) {
-    let latency = st[sb + G_NOW] - st[jb + J_ARRIVAL];
+  if (st[ix(jb + J_COUNTED)] != 0u) {
+    let latency = st[ix(sb + G_NOW)] - st[ix(jb + J_ARRIVAL)];
     count(R_SUCCESSES);
     add64(R_LATENCY_SUM, latency);
     add64(R_SOJOURN_SUM, latency);
     let h = sb + pr[P_OFF_HIST] + bucketOf(latency);
-    st[h] = st[h] + 1u;
+    st[ix(h)] = st[ix(h)] + 1u;
   }
   jobRelease(j);
 }
@@ -303,9 +319,9 @@ fn jobSucceed(j: u32) {
 /** A job that failed: the caller has already detached it from queues and replicas. */
 fn jobFail(j: u32, cause: u32) {
   let jb = jobAt(j);
-  if (st[jb + J_COUNTED] != 0u) {
+  if (st[ix(jb + J_COUNTED)] != 0u) {
     count(cause);
-    add64(R_SOJOURN_SUM, st[sb + G_NOW] - st[jb + J_ARRIVAL]);
+    add64(R_SOJOURN_SUM, st[ix(sb + G_NOW)] - st[ix(jb + J_ARRIVAL)]);
   }
   jobRelease(j);
 }
@@ -326,20 +342,20 @@ fn entryAt(r: u32, e: u32) -> u32 {
 
 fn cacheFind(r: u32, key: u32) -> u32 {
   for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
-    if (st[entryAt(r, e) + E_KEY] == key) { return e; }
+    if (st[ix(entryAt(r, e) + E_KEY)] == key) { return e; }
   }
   return NONE;
 }
 
 /** The prefix key of a job's prompt: its shared prefix (or system prompt), 0 if none. */
 fn prefixKey(j: u32) -> u32 {
-  return st[jobAt(j) + J_PREFIX];
+  return st[ix(jobAt(j) + J_PREFIX)];
 }
 
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
 fn cacheBest(r: u32, j: u32) -> u32 {
   if (KIND == KIND_TASK) {
-    let session = cacheFind(r, SESSION_KEY | st[jobAt(j) + J_INDEX]);
+    let session = cacheFind(r, SESSION_KEY | st[ix(jobAt(j) + J_INDEX)]);
     if (session != NONE) { return session; }
   }
   let key = prefixKey(j);
@@ -351,29 +367,29 @@ fn cacheBest(r: u32, j: u32) -> u32 {
 fn cachedTokens(r: u32, e: u32, j: u32) -> u32 {
   if (e == NONE) { return 0u; }
   // at least one prompt token is always computed
-  return min(st[entryAt(r, e) + E_TOKENS], st[jobAt(j) + J_PROMPT] - 1u);
+  return min(st[ix(entryAt(r, e) + E_TOKENS)], st[ix(jobAt(j) + J_PROMPT)] - 1u);
 }
 
 fn cacheDrop(r: u32, e: u32) {
   let eb = entryAt(r, e);
   let rb = replicaAt(r);
-  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[eb + E_TOKENS];
-  st[eb + E_KEY] = 0u;
-  st[eb + E_TOKENS] = 0u;
-  st[eb + E_PINS] = 0u;
+  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(eb + E_TOKENS)];
+  st[ix(eb + E_KEY)] = 0u;
+  st[ix(eb + E_TOKENS)] = 0u;
+  st[ix(eb + E_PINS)] = 0u;
 }
 
 /** Evicts least-recently-used unpinned entries until `need` tokens are free. */
 fn cacheMakeRoom(r: u32, need: u32) -> bool {
   let rb = replicaAt(r);
-  while (pr[P_KV_TOKENS] - st[rb + RP_KV_USED] < need) {
+  while (pr[P_KV_TOKENS] - st[ix(rb + RP_KV_USED)] < need) {
     var victim = NONE;
     var oldest = NONE;
     for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
       let eb = entryAt(r, e);
-      if (st[eb + E_KEY] != 0u && st[eb + E_PINS] == 0u && (victim == NONE || st[eb + E_LAST] < oldest)) {
+      if (st[ix(eb + E_KEY)] != 0u && st[ix(eb + E_PINS)] == 0u && (victim == NONE || st[ix(eb + E_LAST)] < oldest)) {
         victim = e;
-        oldest = st[eb + E_LAST];
+        oldest = st[ix(eb + E_LAST)];
       }
     }
     if (victim == NONE) { return false; }
@@ -390,32 +406,32 @@ fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
     return NONE;
   }
   let eb = entryAt(r, e);
-  st[eb + E_KEY] = key;
-  st[eb + E_TOKENS] = tokens;
-  st[eb + E_LAST] = st[sb + G_NOW];
-  st[eb + E_PINS] = pins;
+  st[ix(eb + E_KEY)] = key;
+  st[ix(eb + E_TOKENS)] = tokens;
+  st[ix(eb + E_LAST)] = st[ix(sb + G_NOW)];
+  st[ix(eb + E_PINS)] = pins;
   return e;
 }
 
 fn cacheUnpin(r: u32, j: u32) {
   let jb = jobAt(j);
-  if (st[jb + J_ENTRY] == NONE) { return; }
-  let eb = entryAt(r, st[jb + J_ENTRY]);
-  st[eb + E_PINS] = st[eb + E_PINS] - 1u;
-  st[eb + E_LAST] = st[sb + G_NOW];
-  st[jb + J_ENTRY] = NONE;
+  if (st[ix(jb + J_ENTRY)] == NONE) { return; }
+  let eb = entryAt(r, st[ix(jb + J_ENTRY)]);
+  st[ix(eb + E_PINS)] = st[ix(eb + E_PINS)] - 1u;
+  st[ix(eb + E_LAST)] = st[ix(sb + G_NOW)];
+  st[ix(jb + J_ENTRY)] = NONE;
 }
 
 /** A session's context including this call's output stays cached on the replica. */
 fn cacheStoreSession(r: u32, j: u32) {
   let jb = jobAt(j);
-  let key = SESSION_KEY | st[jb + J_INDEX];
-  let tokens = st[jb + J_PROMPT] + st[jb + J_OUTPUT];
+  let key = SESSION_KEY | st[ix(jb + J_INDEX)];
+  let tokens = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
   let old = cacheFind(r, key);
   if (old != NONE) { cacheDrop(r, old); }
   if (!cacheMakeRoom(r, tokens)) { return; }
   let rb = replicaAt(r);
-  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] + tokens;
+  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + tokens;
   cacheInsert(r, key, tokens, 0u);
 }
 
@@ -426,16 +442,16 @@ fn replicaRelease(r: u32, j: u32) {
   let rb = replicaAt(r);
   let jb = jobAt(j);
   var w = 0u;
-  for (var i = 0u; i < st[rb + RP_N_RUN]; i++) {
-    let k = st[runningAt(r, i)];
+  for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
+    let k = st[ix(runningAt(r, i))];
     if (k != j) {
-      st[runningAt(r, w)] = k;
+      st[ix(runningAt(r, w))] = k;
       w += 1u;
     }
   }
-  st[rb + RP_N_RUN] = w;
-  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[jb + J_RESERVED];
-  st[jb + J_RESERVED] = 0u;
+  st[ix(rb + RP_N_RUN)] = w;
+  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(jb + J_RESERVED)];
+  st[ix(jb + J_RESERVED)] = 0u;
   cacheUnpin(r, j);
   replicaUnload(r, j);
 }
@@ -443,47 +459,47 @@ fn replicaRelease(r: u32, j: u32) {
 fn replicaUnload(r: u32, j: u32) {
   let rb = replicaAt(r);
   let jb = jobAt(j);
-  st[rb + RP_LOAD] = st[rb + RP_LOAD] - 1u;
-  st[rb + RP_LOAD_TOKENS] = st[rb + RP_LOAD_TOKENS] - (st[jb + J_PROMPT] + st[jb + J_OUTPUT]);
-  st[sb + G_ROUTER_BUSY] = st[sb + G_ROUTER_BUSY] - 1u;
+  st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] - 1u;
+  st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] - (st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)]);
+  st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] - 1u;
 }
 
 fn iterationTime(decoding: u32, prefill: u32) -> u32 {
   var t = pr[P_ITER_BASE] + pr[P_ITER_PER_SEQ] * decoding + (prefill * pr[P_PREFILL_NS_PER_TOKEN] + 999u) / 1000u;
-  if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
   return t;
 }
 
 fn replicaSchedule(r: u32, at: u32) {
   let rb = replicaAt(r);
-  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
-  st[rb + RP_EVENT_AT] = at;
-  heapPush(at, EV_REPLICA, r, st[rb + RP_GEN]);
+  st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
+  st[ix(rb + RP_EVENT_AT)] = at;
+  heapPush(at, EV_REPLICA, r, st[ix(rb + RP_GEN)]);
 }
 
 /** The iteration that completes a prompt emits its first token; its prefix becomes shareable. */
 fn prefillDone(r: u32, j: u32) {
   let jb = jobAt(j);
-  st[jb + J_PHASE] = PHASE_DECODE;
-  st[jb + J_OUT_LEFT] = st[jb + J_OUT_LEFT] - 1u;
+  st[ix(jb + J_PHASE)] = PHASE_DECODE;
+  st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
   let key = prefixKey(j);
   if (key == 0u) { return; }
   let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], KIND == KIND_TASK);
-  if (st[jb + J_CACHED] >= tokens || cacheFind(r, key) != NONE) { return; }
+  if (st[ix(jb + J_CACHED)] >= tokens || cacheFind(r, key) != NONE) { return; }
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
   let e = cacheInsert(r, key, tokens, 1u);
   if (e == NONE) { return; }
-  st[jb + J_RESERVED] = st[jb + J_RESERVED] - tokens;
+  st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
   cacheUnpin(r, j);
-  st[jb + J_ENTRY] = e;
+  st[ix(jb + J_ENTRY)] = e;
 }
 
 /** A model call finished on replica r: free it there, then the job moves on. */
 fn callDone(r: u32, j: u32) {
   let jb = jobAt(j);
   let rb = replicaAt(r);
-  st[rb + RP_KV_USED] = st[rb + RP_KV_USED] - st[jb + J_RESERVED];
-  st[jb + J_RESERVED] = 0u;
+  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(jb + J_RESERVED)];
+  st[ix(jb + J_RESERVED)] = 0u;
   cacheUnpin(r, j);
   replicaUnload(r, j);
   if (KIND == KIND_REQUEST) {
@@ -491,8 +507,8 @@ fn callDone(r: u32, j: u32) {
     return;
   }
   cacheStoreSession(r, j);
-  st[jb + J_CONTEXT] = st[jb + J_PROMPT] + st[jb + J_OUTPUT];
-  if (st[jb + J_STEP] + 1u >= pr[P_STEPS]) {
+  st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
+  if (st[ix(jb + J_STEP)] + 1u >= pr[P_STEPS]) {
     jobSucceed(j);
     return;
   }
@@ -505,35 +521,35 @@ fn callDone(r: u32, j: u32) {
  */
 fn replicaBoundary(r: u32) {
   let rb = replicaAt(r);
-  let now = st[sb + G_NOW];
-  let mode = st[rb + RP_MODE];
+  let now = st[ix(sb + G_NOW)];
+  let mode = st[ix(rb + RP_MODE)];
   if (mode != MODE_IDLE) {
-    noteBusy(st[rb + RP_START], now, st[rb + RP_BATCH]);
-    let n = select(1u, (now - st[rb + RP_START]) / st[rb + RP_DUR], mode == MODE_RUN);
-    for (var i = 0u; i < st[rb + RP_N_RUN]; i++) {
-      let jb = jobAt(st[runningAt(r, i)]);
-      if (st[jb + J_PHASE] == PHASE_DECODE) {
-        st[jb + J_OUT_LEFT] = st[jb + J_OUT_LEFT] - n;
-      } else if (st[jb + J_ALLOC] > 0u) {
-        st[jb + J_PREFILL_LEFT] = st[jb + J_PREFILL_LEFT] - st[jb + J_ALLOC];
-        st[jb + J_ALLOC] = 0u;
-        if (st[jb + J_PREFILL_LEFT] == 0u) { prefillDone(r, st[runningAt(r, i)]); }
+    noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]);
+    let n = select(1u, (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)], mode == MODE_RUN);
+    for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
+      let jb = jobAt(st[ix(runningAt(r, i))]);
+      if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
+        st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - n;
+      } else if (st[ix(jb + J_ALLOC)] > 0u) {
+        st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - st[ix(jb + J_ALLOC)];
+        st[ix(jb + J_ALLOC)] = 0u;
+        if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
       }
     }
   }
   var w = 0u;
-  let running = st[rb + RP_N_RUN];
+  let running = st[ix(rb + RP_N_RUN)];
   for (var i = 0u; i < running; i++) {
-    let j = st[runningAt(r, i)];
+    let j = st[ix(runningAt(r, i))];
     let jb = jobAt(j);
-    if (st[jb + J_PHASE] == PHASE_DECODE && st[jb + J_OUT_LEFT] == 0u) {
+    if (st[ix(jb + J_PHASE)] == PHASE_DECODE && st[ix(jb + J_OUT_LEFT)] == 0u) {
       callDone(r, j);
     } else {
-      st[runningAt(r, w)] = j;
+      st[ix(runningAt(r, w))] = j;
       w += 1u;
     }
   }
-  st[rb + RP_N_RUN] = w;
+  st[ix(rb + RP_N_RUN)] = w;
   replicaAdmit(r);
   replicaPlan(r);
 }
@@ -541,11 +557,11 @@ fn replicaBoundary(r: u32) {
 fn replicaAdmit(r: u32) {
   let rb = replicaAt(r);
   let q = rb + RP_Q_HEAD;
-  while (st[rb + RP_N_RUN] < pr[P_GPU_SLOTS] && st[rb + RP_Q_LEN] > 0u) {
-    let j = st[q];
+  while (st[ix(rb + RP_N_RUN)] < pr[P_GPU_SLOTS] && st[ix(rb + RP_Q_LEN)] > 0u) {
+    let j = st[ix(q)];
     let jb = jobAt(j);
-    let prompt = st[jb + J_PROMPT];
-    if (prompt + st[jb + J_OUTPUT] > pr[P_KV_TOKENS]) {
+    let prompt = st[ix(jb + J_PROMPT)];
+    if (prompt + st[ix(jb + J_OUTPUT)] > pr[P_KV_TOKENS]) {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
@@ -554,64 +570,64 @@ fn replicaAdmit(r: u32) {
     }
     let e = cacheBest(r, j);
     let cached = cachedTokens(r, e, j);
-    if (e != NONE) { st[entryAt(r, e) + E_PINS] = st[entryAt(r, e) + E_PINS] + 1u; }
-    let need = prompt - cached + st[jb + J_OUTPUT];
+    if (e != NONE) { st[ix(entryAt(r, e) + E_PINS)] = st[ix(entryAt(r, e) + E_PINS)] + 1u; }
+    let need = prompt - cached + st[ix(jb + J_OUTPUT)];
     if (!cacheMakeRoom(r, need)) {
-      if (e != NONE) { st[entryAt(r, e) + E_PINS] = st[entryAt(r, e) + E_PINS] - 1u; }
+      if (e != NONE) { st[ix(entryAt(r, e) + E_PINS)] = st[ix(entryAt(r, e) + E_PINS)] - 1u; }
       return;
     }
     queueUnlink(q, j);
     noteWait(j);
-    st[rb + RP_KV_USED] = st[rb + RP_KV_USED] + need;
-    st[jb + J_STAGE] = STAGE_GPU_RUNNING;
-    st[jb + J_ENTRY] = e;
-    if (e != NONE) { st[entryAt(r, e) + E_LAST] = st[sb + G_NOW]; }
-    st[jb + J_RESERVED] = need;
-    st[jb + J_CACHED] = cached;
-    st[jb + J_PREFILL_LEFT] = prompt - cached;
-    st[jb + J_OUT_LEFT] = st[jb + J_OUTPUT];
-    st[jb + J_PHASE] = PHASE_PREFILL;
-    st[jb + J_ALLOC] = 0u;
-    if (st[jb + J_COUNTED] != 0u) {
+    st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + need;
+    st[ix(jb + J_STAGE)] = STAGE_GPU_RUNNING;
+    st[ix(jb + J_ENTRY)] = e;
+    if (e != NONE) { st[ix(entryAt(r, e) + E_LAST)] = st[ix(sb + G_NOW)]; }
+    st[ix(jb + J_RESERVED)] = need;
+    st[ix(jb + J_CACHED)] = cached;
+    st[ix(jb + J_PREFILL_LEFT)] = prompt - cached;
+    st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUTPUT)];
+    st[ix(jb + J_PHASE)] = PHASE_PREFILL;
+    st[ix(jb + J_ALLOC)] = 0u;
+    if (st[ix(jb + J_COUNTED)] != 0u) {
       add64(R_PROMPT_TOKENS, prompt);
       add64(R_CACHED_TOKENS, cached);
     }
-    st[runningAt(r, st[rb + RP_N_RUN])] = j;
-    st[rb + RP_N_RUN] = st[rb + RP_N_RUN] + 1u;
+    st[ix(runningAt(r, st[ix(rb + RP_N_RUN)]))] = j;
+    st[ix(rb + RP_N_RUN)] = st[ix(rb + RP_N_RUN)] + 1u;
   }
 }
 
 /** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
 fn replicaPlan(r: u32) {
   let rb = replicaAt(r);
-  let now = st[sb + G_NOW];
-  let running = st[rb + RP_N_RUN];
-  st[rb + RP_START] = now;
-  st[rb + RP_BATCH] = running;
+  let now = st[ix(sb + G_NOW)];
+  let running = st[ix(rb + RP_N_RUN)];
+  st[ix(rb + RP_START)] = now;
+  st[ix(rb + RP_BATCH)] = running;
   if (running == 0u) {
-    st[rb + RP_MODE] = MODE_IDLE;
-    st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+    st[ix(rb + RP_MODE)] = MODE_IDLE;
+    st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
     return;
   }
   var budget = pr[P_CHUNK];
   var decoding = 0u;
   var shortest = NONE;
   for (var i = 0u; i < running; i++) {
-    let jb = jobAt(st[runningAt(r, i)]);
-    if (st[jb + J_PHASE] == PHASE_DECODE) {
+    let jb = jobAt(st[ix(runningAt(r, i))]);
+    if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
       decoding += 1u;
-      shortest = min(shortest, st[jb + J_OUT_LEFT]);
+      shortest = min(shortest, st[ix(jb + J_OUT_LEFT)]);
     } else {
-      let alloc = min(budget, st[jb + J_PREFILL_LEFT]);
-      st[jb + J_ALLOC] = alloc;
+      let alloc = min(budget, st[ix(jb + J_PREFILL_LEFT)]);
+      st[ix(jb + J_ALLOC)] = alloc;
       budget -= alloc;
     }
   }
   let prefill = pr[P_CHUNK] - budget;
   let single = decoding < running;
-  st[rb + RP_MODE] = select(MODE_RUN, MODE_SINGLE, single);
-  st[rb + RP_DUR] = iterationTime(decoding, select(0u, prefill, single));
-  replicaSchedule(r, now + select(shortest, 1u, single) * st[rb + RP_DUR]);
+  st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
+  st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single));
+  replicaSchedule(r, now + select(shortest, 1u, single) * st[ix(rb + RP_DUR)]);
 }
 
 /**
@@ -620,36 +636,36 @@ fn replicaPlan(r: u32) {
  */
 fn replicaTouch(r: u32) {
   let rb = replicaAt(r);
-  if (st[rb + RP_STATUS] != STATUS_ALIVE) { return; }
-  let now = st[sb + G_NOW];
-  let mode = st[rb + RP_MODE];
+  if (st[ix(rb + RP_STATUS)] != STATUS_ALIVE) { return; }
+  let now = st[ix(sb + G_NOW)];
+  let mode = st[ix(rb + RP_MODE)];
   if (mode == MODE_IDLE) {
     replicaBoundary(r);
     return;
   }
   if (mode != MODE_RUN) { return; }
-  let start = st[rb + RP_START];
-  let dur = st[rb + RP_DUR];
+  let start = st[ix(rb + RP_START)];
+  let dur = st[ix(rb + RP_DUR)];
   let next = start + ((now - start + dur - 1u) / dur) * dur;
-  if (next < st[rb + RP_EVENT_AT]) { replicaSchedule(r, next); }
+  if (next < st[ix(rb + RP_EVENT_AT)]) { replicaSchedule(r, next); }
 }
 
 fn replicaEnqueue(r: u32, j: u32) {
   let rb = replicaAt(r);
   let jb = jobAt(j);
-  st[jb + J_STAGE] = STAGE_GPU_QUEUED;
-  st[jb + J_REPLICA] = r;
-  st[jb + J_ENQUEUED] = st[sb + G_NOW];
-  st[rb + RP_LOAD] = st[rb + RP_LOAD] + 1u;
-  st[rb + RP_LOAD_TOKENS] = st[rb + RP_LOAD_TOKENS] + st[jb + J_PROMPT] + st[jb + J_OUTPUT];
-  st[sb + G_ROUTER_BUSY] = st[sb + G_ROUTER_BUSY] + 1u;
-  if (st[jb + J_COUNTED] != 0u) {
+  st[ix(jb + J_STAGE)] = STAGE_GPU_QUEUED;
+  st[ix(jb + J_REPLICA)] = r;
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] + 1u;
+  st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] + st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
+  st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
+  if (st[ix(jb + J_COUNTED)] != 0u) {
     count(R_QUEUED);
     let calls = sb + pr[P_OFF_CALLS] + r;
-    st[calls] = st[calls] + 1u;
+    st[ix(calls)] = st[ix(calls)] + 1u;
   }
   queuePush(rb + RP_Q_HEAD, j);
-  if (st[rb + RP_N_RUN] < pr[P_GPU_SLOTS]) { replicaTouch(r); }
+  if (st[ix(rb + RP_N_RUN)] < pr[P_GPU_SLOTS]) { replicaTouch(r); }
 }
 
 /**
@@ -658,39 +674,39 @@ fn replicaEnqueue(r: u32, j: u32) {
  */
 fn replicaReset(r: u32) {
   let rb = replicaAt(r);
-  let now = st[sb + G_NOW];
-  if (st[rb + RP_MODE] != MODE_IDLE) { noteBusy(st[rb + RP_START], now, st[rb + RP_BATCH]); }
-  st[rb + RP_MODE] = MODE_IDLE;
-  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
-  if (st[rb + RP_N_RUN] + st[rb + RP_Q_LEN] > 0u) { st[rb + RP_DOWN] = 1u; }
-  while (st[rb + RP_N_RUN] > 0u) {
-    let j = st[runningAt(r, 0u)];
+  let now = st[ix(sb + G_NOW)];
+  if (st[ix(rb + RP_MODE)] != MODE_IDLE) { noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]); }
+  st[ix(rb + RP_MODE)] = MODE_IDLE;
+  st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
+  if (st[ix(rb + RP_N_RUN)] + st[ix(rb + RP_Q_LEN)] > 0u) { st[ix(rb + RP_DOWN)] = 1u; }
+  while (st[ix(rb + RP_N_RUN)] > 0u) {
+    let j = st[ix(runningAt(r, 0u))];
     replicaRelease(r, j);
     callFailed(j);
   }
-  while (st[rb + RP_Q_LEN] > 0u) {
-    let j = st[rb + RP_Q_HEAD];
+  while (st[ix(rb + RP_Q_LEN)] > 0u) {
+    let j = st[ix(rb + RP_Q_HEAD)];
     queueUnlink(rb + RP_Q_HEAD, j);
     replicaUnload(r, j);
     callFailed(j);
   }
   for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
-    if (st[entryAt(r, e) + E_KEY] != 0u) { cacheDrop(r, e); }
+    if (st[ix(entryAt(r, e) + E_KEY)] != 0u) { cacheDrop(r, e); }
   }
 }
 
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 fn replicaHang(r: u32) {
   let rb = replicaAt(r);
-  if (st[rb + RP_MODE] != MODE_IDLE) { noteBusy(st[rb + RP_START], st[sb + G_NOW], st[rb + RP_BATCH]); }
-  st[rb + RP_MODE] = MODE_IDLE;
-  st[rb + RP_GEN] = st[rb + RP_GEN] + 1u;
+  if (st[ix(rb + RP_MODE)] != MODE_IDLE) { noteBusy(st[ix(rb + RP_START)], st[ix(sb + G_NOW)], st[ix(rb + RP_BATCH)]); }
+  st[ix(rb + RP_MODE)] = MODE_IDLE;
+  st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
 }
 
 // ---- router ---------------------------------------------------------------------------------
 
 fn replicaUp(r: u32) -> bool {
-  return st[replicaAt(r) + RP_DOWN] == 0u;
+  return st[ix(replicaAt(r) + RP_DOWN)] == 0u;
 }
 
 /** Index of the first ring point at or after hash h (wrapping). */
@@ -712,9 +728,9 @@ fn ringReplica(i: u32) -> u32 {
 /** The key a call is routed by: its session, its shared prefix, or itself. */
 fn routeKey(j: u32) -> u32 {
   let jb = jobAt(j);
-  if (KIND == KIND_TASK) { return SESSION_KEY | st[jb + J_INDEX]; }
-  if (st[jb + J_PREFIX] != 0u) { return st[jb + J_PREFIX]; }
-  return SESSION_KEY | st[jb + J_INDEX];
+  if (KIND == KIND_TASK) { return SESSION_KEY | st[ix(jb + J_INDEX)]; }
+  if (st[ix(jb + J_PREFIX)] != 0u) { return st[ix(jb + J_PREFIX)]; }
+  return SESSION_KEY | st[ix(jb + J_INDEX)];
 }
 
 /** Picks a replica the router believes up, by the configured policy; NONE when none is. */
@@ -727,7 +743,7 @@ fn routePick(j: u32) -> u32 {
     var up = 0u;
     for (var r = 0u; r < n; r++) {
       if (replicaUp(r)) {
-        total += st[replicaAt(r) + RP_LOAD];
+        total += st[ix(replicaAt(r) + RP_LOAD)];
         up += 1u;
       }
     }
@@ -740,14 +756,14 @@ fn routePick(j: u32) -> u32 {
       if (!replicaUp(r)) { continue; }
       if (policy == POLICY_PREFIX_AFFINITY) { return r; }
       if (first == NONE) { first = r; }
-      if (st[replicaAt(r) + RP_LOAD] + 1u <= cap) { return r; }
+      if (st[ix(replicaAt(r) + RP_LOAD)] + 1u <= cap) { return r; }
     }
     return first;
   }
-  var begin = st[sb + G_RR] % n;
+  var begin = st[ix(sb + G_RR)] % n;
   if (policy == POLICY_RANDOM) {
-    begin = random(STREAM_ROUTE, st[sb + G_RAND], 0u) % n;
-    st[sb + G_RAND] = st[sb + G_RAND] + 1u;
+    begin = random(STREAM_ROUTE, st[ix(sb + G_RAND)], 0u) % n;
+    st[ix(sb + G_RAND)] = st[ix(sb + G_RAND)] + 1u;
   }
   var best = NONE;
   var bestScore = 0i;
@@ -759,16 +775,16 @@ fn routePick(j: u32) -> u32 {
       break;
     }
     // higher is better; ties keep the earliest in rotation order
-    var score = -i32(st[replicaAt(r) + RP_LOAD]);
+    var score = -i32(st[ix(replicaAt(r) + RP_LOAD)]);
     if (policy == POLICY_CACHE_AWARE) {
-      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(min(scaleMilli(st[replicaAt(r) + RP_LOAD_TOKENS], pr[P_ALPHA_MILLI]), 0x3fffffffu));
+      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(min(scaleMilli(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], pr[P_ALPHA_MILLI]), 0x3fffffffu));
     }
     if (best == NONE || score > bestScore) {
       best = r;
       bestScore = score;
     }
   }
-  if (best != NONE) { st[sb + G_RR] = best + 1u; }
+  if (best != NONE) { st[ix(sb + G_RR)] = best + 1u; }
   return best;
 }
 
@@ -776,12 +792,12 @@ fn routePick(j: u32) -> u32 {
 fn routeCall(j: u32) {
   let jb = jobAt(j);
   if (KIND == KIND_TASK) {
-    let step = st[jb + J_STEP];
-    let input = sample(P_T_INPUT, random(STREAM_STEP, st[jb + J_INDEX], step * 4u));
-    st[jb + J_PROMPT] = st[jb + J_CONTEXT] + input;
-    st[jb + J_OUTPUT] = max(1u, sample(P_T_OUTPUT, random(STREAM_STEP, st[jb + J_INDEX], step * 4u + 1u)));
+    let step = st[ix(jb + J_STEP)];
+    let input = sample(P_T_INPUT, random(STREAM_STEP, st[ix(jb + J_INDEX)], step * 4u));
+    st[ix(jb + J_PROMPT)] = st[ix(jb + J_CONTEXT)] + input;
+    st[ix(jb + J_OUTPUT)] = max(1u, sample(P_T_OUTPUT, random(STREAM_STEP, st[ix(jb + J_INDEX)], step * 4u + 1u)));
   }
-  if (st[sb + G_ROUTER_BUSY] >= pr[P_ROUTER_SLOTS]) {
+  if (st[ix(sb + G_ROUTER_BUSY)] >= pr[P_ROUTER_SLOTS]) {
     jobFail(j, R_REJECTED);
     return;
   }
@@ -792,28 +808,28 @@ fn routeCall(j: u32) {
       return;
     }
     let rb = replicaAt(r);
-    if (st[rb + RP_STATUS] != STATUS_DEAD) {
+    if (st[ix(rb + RP_STATUS)] != STATUS_DEAD) {
       replicaEnqueue(r, j);
       return;
     }
     // refused: the router learns the replica is down, and this counts as the retry
-    st[rb + RP_DOWN] = 1u;
-    if (st[jb + J_RETRIES] == 0u) {
+    st[ix(rb + RP_DOWN)] = 1u;
+    if (st[ix(jb + J_RETRIES)] == 0u) {
       jobFail(j, R_DIED);
       return;
     }
-    st[jb + J_RETRIES] = st[jb + J_RETRIES] - 1u;
+    st[ix(jb + J_RETRIES)] = st[ix(jb + J_RETRIES)] - 1u;
   }
 }
 
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
 fn callFailed(j: u32) {
   let jb = jobAt(j);
-  let at = st[sb + G_NOW] + pr[P_ROUTER_OVERHEAD];
-  if (st[jb + J_RETRIES] > 0u && at < st[jb + J_DEADLINE]) {
-    st[jb + J_RETRIES] = st[jb + J_RETRIES] - 1u;
-    st[jb + J_STAGE] = STAGE_AT_ROUTER;
-    heapPush(at, EV_ROUTE, j, st[jb + J_GEN]);
+  let at = st[ix(sb + G_NOW)] + pr[P_ROUTER_OVERHEAD];
+  if (st[ix(jb + J_RETRIES)] > 0u && at < st[ix(jb + J_DEADLINE)]) {
+    st[ix(jb + J_RETRIES)] = st[ix(jb + J_RETRIES)] - 1u;
+    st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+    heapPush(at, EV_ROUTE, j, st[ix(jb + J_GEN)]);
     return;
   }
   jobFail(j, R_DIED);
@@ -823,23 +839,23 @@ fn callFailed(j: u32) {
 
 fn toolStart(j: u32) {
   let jb = jobAt(j);
-  if (st[sb + G_TOOLS_BUSY] < pr[P_TOOL_SLOTS]) {
-    st[sb + G_TOOLS_BUSY] = st[sb + G_TOOLS_BUSY] + 1u;
-    st[jb + J_STAGE] = STAGE_TOOL_RUNNING;
-    var latency = sample(P_T_TOOL, random(STREAM_STEP, st[jb + J_INDEX], st[jb + J_STEP] * 4u + 2u));
-    if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
-    heapPush(st[sb + G_NOW] + latency, EV_TOOL_DONE, j, st[jb + J_GEN]);
+  if (st[ix(sb + G_TOOLS_BUSY)] < pr[P_TOOL_SLOTS]) {
+    st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] + 1u;
+    st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
+    var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
+    if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
+    heapPush(st[ix(sb + G_NOW)] + latency, EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
     return;
   }
-  st[jb + J_STAGE] = STAGE_TOOL_QUEUED;
+  st[ix(jb + J_STAGE)] = STAGE_TOOL_QUEUED;
   queuePush(sb + G_TOOL_Q_HEAD, j);
 }
 
 /** A tool slot came free: the next queued tool call takes it. */
 fn toolFreed() {
-  st[sb + G_TOOLS_BUSY] = st[sb + G_TOOLS_BUSY] - 1u;
-  if (st[sb + G_TOOL_Q_LEN] > 0u) {
-    let j = st[sb + G_TOOL_Q_HEAD];
+  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] - 1u;
+  if (st[ix(sb + G_TOOL_Q_LEN)] > 0u) {
+    let j = st[ix(sb + G_TOOL_Q_HEAD)];
     queueUnlink(sb + G_TOOL_Q_HEAD, j);
     toolStart(j);
   }
@@ -848,16 +864,16 @@ fn toolFreed() {
 fn toolDone(j: u32) {
   let jb = jobAt(j);
   toolFreed();
-  st[jb + J_STEP] = st[jb + J_STEP] + 1u;
-  st[jb + J_STAGE] = STAGE_AT_ROUTER;
-  heapPush(st[sb + G_NOW] + pr[P_ROUTER_OVERHEAD], EV_ROUTE, j, st[jb + J_GEN]);
+  st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
+  st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+  heapPush(st[ix(sb + G_NOW)] + pr[P_ROUTER_OVERHEAD], EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
 /** The first live server replica with a free slot, or NONE. */
 fn serverFree() -> u32 {
   for (var s = 0u; s < pr[P_SERVER_REPLICAS]; s++) {
     let b = serverAt(s);
-    if (st[b + AP_STATUS] == STATUS_ALIVE && st[b + AP_BUSY] < pr[P_SERVER_SLOTS]) { return s; }
+    if (st[ix(b + AP_STATUS)] == STATUS_ALIVE && st[ix(b + AP_BUSY)] < pr[P_SERVER_SLOTS]) { return s; }
   }
   return NONE;
 }
@@ -865,35 +881,35 @@ fn serverFree() -> u32 {
 fn serviceStart(j: u32, s: u32) {
   let jb = jobAt(j);
   let b = serverAt(s);
-  st[b + AP_BUSY] = st[b + AP_BUSY] + 1u;
+  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] + 1u;
   noteWait(j);
-  st[jb + J_STAGE] = STAGE_SERVER_RUNNING;
-  st[jb + J_REPLICA] = s;
-  st[jb + J_STARTED] = st[sb + G_NOW];
-  var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[jb + J_INDEX], 0u));
-  if (st[sb + G_SLOW] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
-  heapPush(st[sb + G_NOW] + service, EV_SERVICE_DONE, j, st[jb + J_GEN]);
+  st[ix(jb + J_STAGE)] = STAGE_SERVER_RUNNING;
+  st[ix(jb + J_REPLICA)] = s;
+  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
+  var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[ix(jb + J_INDEX)], 0u));
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
+  heapPush(st[ix(sb + G_NOW)] + service, EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
 }
 
 fn serverArrive(j: u32) {
   let jb = jobAt(j);
-  st[jb + J_ENQUEUED] = st[sb + G_NOW];
-  if (st[jb + J_COUNTED] != 0u) { count(R_QUEUED); }
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_QUEUED); }
   let s = serverFree();
-  if (s != NONE && st[sb + G_SERVER_Q_LEN] == 0u) {
+  if (s != NONE && st[ix(sb + G_SERVER_Q_LEN)] == 0u) {
     serviceStart(j, s);
     return;
   }
-  st[jb + J_STAGE] = STAGE_SERVER_QUEUED;
+  st[ix(jb + J_STAGE)] = STAGE_SERVER_QUEUED;
   queuePush(sb + G_SERVER_Q_HEAD, j);
 }
 
 /** A server slot came free (or came back): start queued jobs while slots allow. */
 fn serverDispatch() {
-  while (st[sb + G_SERVER_Q_LEN] > 0u) {
+  while (st[ix(sb + G_SERVER_Q_LEN)] > 0u) {
     let s = serverFree();
     if (s == NONE) { return; }
-    let j = st[sb + G_SERVER_Q_HEAD];
+    let j = st[ix(sb + G_SERVER_Q_HEAD)];
     queueUnlink(sb + G_SERVER_Q_HEAD, j);
     serviceStart(j, s);
   }
@@ -902,28 +918,28 @@ fn serverDispatch() {
 /** Ends a job's service early or on time: the slot frees and its busy time is counted. */
 fn serviceEnd(j: u32) {
   let jb = jobAt(j);
-  let b = serverAt(st[jb + J_REPLICA]);
-  st[b + AP_BUSY] = st[b + AP_BUSY] - 1u;
-  noteBusy(st[jb + J_STARTED], st[sb + G_NOW], 1u);
+  let b = serverAt(st[ix(jb + J_REPLICA)]);
+  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] - 1u;
+  noteBusy(st[ix(jb + J_STARTED)], st[ix(sb + G_NOW)], 1u);
 }
 
 // ---- arrivals and deadlines -------------------------------------------------------------------
 
 fn arrivalNext() {
-  let now = st[sb + G_NOW];
-  let index = st[sb + G_NEXT_INDEX];
+  let now = st[ix(sb + G_NOW)];
+  let index = st[ix(sb + G_NEXT_INDEX)];
   let burst = now >= pr[P_BURST_FROM] && now < pr[P_BURST_TO];
   let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
   let at = now + gap;
   // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival
-  st[sb + G_NEXT_ARRIVAL] = select(NONE, at, at < pr[P_ARRIVAL_END]);
+  st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, at, at < pr[P_ARRIVAL_END]);
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
 fn arrival() {
-  let now = st[sb + G_NOW];
-  let index = st[sb + G_NEXT_INDEX];
-  st[sb + G_NEXT_INDEX] = index + 1u;
+  let now = st[ix(sb + G_NOW)];
+  let index = st[ix(sb + G_NEXT_INDEX)];
+  st[ix(sb + G_NEXT_INDEX)] = index + 1u;
   let counted = select(0u, 1u, now >= pr[P_WARMUP] && now < pr[P_MEASURE_END]);
   if (counted != 0u) { count(R_ARRIVALS); }
   arrivalNext();
@@ -931,15 +947,15 @@ fn arrival() {
   if (KIND != KIND_JOB) {
     app = NONE;
     for (var i = 0u; i < pr[P_APP_REPLICAS]; i++) {
-      let a = (st[sb + G_APP_RR] + i) % pr[P_APP_REPLICAS];
-      if (st[appAt(a) + AP_STATUS] == STATUS_ALIVE) {
+      let a = (st[ix(sb + G_APP_RR)] + i) % pr[P_APP_REPLICAS];
+      if (st[ix(appAt(a) + AP_STATUS)] == STATUS_ALIVE) {
         app = a;
         break;
       }
     }
-    if (app != NONE) { st[sb + G_APP_RR] = app + 1u; }
-    let full = app == NONE || st[appAt(app) + AP_BUSY] >= pr[P_APP_SLOTS];
-    if (full || (KIND == KIND_TASK && st[sb + G_ORCH_BUSY] >= pr[P_ORCH_SLOTS])) {
+    if (app != NONE) { st[ix(sb + G_APP_RR)] = app + 1u; }
+    let full = app == NONE || st[ix(appAt(app) + AP_BUSY)] >= pr[P_APP_SLOTS];
+    if (full || (KIND == KIND_TASK && st[ix(sb + G_ORCH_BUSY)] >= pr[P_ORCH_SLOTS])) {
       if (counted != 0u) { count(R_REJECTED); }
       return;
     }
@@ -947,51 +963,51 @@ fn arrival() {
   let j = jobAlloc();
   if (j == NONE) { return; }
   let jb = jobAt(j);
-  st[jb + J_STAGE] = STAGE_AT_ROUTER;
-  st[jb + J_ARRIVAL] = now;
-  st[jb + J_INDEX] = index;
-  st[jb + J_COUNTED] = counted;
-  st[jb + J_APP] = app;
-  st[jb + J_STEP] = 0u;
-  st[jb + J_ENTRY] = NONE;
-  st[jb + J_RESERVED] = 0u;
-  st[jb + J_RETRIES] = pr[P_RETRIES];
-  st[jb + J_PREFIX] = 0u;
-  st[jb + J_DEADLINE] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
-  if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[jb + J_GEN]); }
+  st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+  st[ix(jb + J_ARRIVAL)] = now;
+  st[ix(jb + J_INDEX)] = index;
+  st[ix(jb + J_COUNTED)] = counted;
+  st[ix(jb + J_APP)] = app;
+  st[ix(jb + J_STEP)] = 0u;
+  st[ix(jb + J_ENTRY)] = NONE;
+  st[ix(jb + J_RESERVED)] = 0u;
+  st[ix(jb + J_RETRIES)] = pr[P_RETRIES];
+  st[ix(jb + J_PREFIX)] = 0u;
+  st[ix(jb + J_DEADLINE)] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
+  if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[ix(jb + J_GEN)]); }
   if (KIND == KIND_JOB) {
     serverArrive(j);
     return;
   }
-  st[appAt(app) + AP_BUSY] = st[appAt(app) + AP_BUSY] + 1u;
+  st[ix(appAt(app) + AP_BUSY)] = st[ix(appAt(app) + AP_BUSY)] + 1u;
   var hops = pr[P_LB_OVERHEAD] + pr[P_APP_OVERHEAD] + pr[P_ROUTER_OVERHEAD];
   if (KIND == KIND_TASK) {
-    st[sb + G_ORCH_BUSY] = st[sb + G_ORCH_BUSY] + 1u;
-    st[jb + J_CONTEXT] = pr[P_SYSTEM_TOKENS];
-    st[jb + J_PREFIX] = 1u;
+    st[ix(sb + G_ORCH_BUSY)] = st[ix(sb + G_ORCH_BUSY)] + 1u;
+    st[ix(jb + J_CONTEXT)] = pr[P_SYSTEM_TOKENS];
+    st[ix(jb + J_PREFIX)] = 1u;
     hops += pr[P_ORCH_OVERHEAD];
   } else {
     requestShape(j);
   }
-  heapPush(now + hops, EV_ROUTE, j, st[jb + J_GEN]);
+  heapPush(now + hops, EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
 /** A single call's prompt: a shared prefix and a suffix, or a unique prompt. */
 fn requestShape(j: u32) {
   let jb = jobAt(j);
-  let index = st[jb + J_INDEX];
+  let index = st[ix(jb + J_INDEX)];
   let shares = (random(STREAM_SHAPE, index, 0u) >> 1u) < pr[P_SHARE];
   if (shares) {
     let pick = random(STREAM_SHAPE, index, 1u) >> 1u;
     var p = 0u;
     while (p + 1u < pr[P_N_PREFIXES] && pick >= pr[pr[P_OFF_PREFIXES] + p * PREFIX_WORDS]) { p += 1u; }
-    st[jb + J_PREFIX] = p + 1u;
-    st[jb + J_PROMPT] = prefixTokens(p) + sample(P_T_SUFFIX, random(STREAM_SHAPE, index, 2u));
+    st[ix(jb + J_PREFIX)] = p + 1u;
+    st[ix(jb + J_PROMPT)] = prefixTokens(p) + sample(P_T_SUFFIX, random(STREAM_SHAPE, index, 2u));
   } else {
-    st[jb + J_PROMPT] = sample(P_T_UNIQUE, random(STREAM_SHAPE, index, 2u));
+    st[ix(jb + J_PROMPT)] = sample(P_T_UNIQUE, random(STREAM_SHAPE, index, 2u));
   }
-  st[jb + J_PROMPT] = max(1u, st[jb + J_PROMPT]);
-  st[jb + J_OUTPUT] = max(1u, sample(P_T_OUTPUT, random(STREAM_SHAPE, index, 3u)));
+  st[ix(jb + J_PROMPT)] = max(1u, st[ix(jb + J_PROMPT)]);
+  st[ix(jb + J_OUTPUT)] = max(1u, sample(P_T_OUTPUT, random(STREAM_SHAPE, index, 3u)));
 }
 
 fn prefixTokens(p: u32) -> u32 {
@@ -1001,8 +1017,8 @@ fn prefixTokens(p: u32) -> u32 {
 /** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */
 fn jobDetach(j: u32) {
   let jb = jobAt(j);
-  let stage = st[jb + J_STAGE];
-  let r = st[jb + J_REPLICA];
+  let stage = st[ix(jb + J_STAGE)];
+  let r = st[ix(jb + J_REPLICA)];
   if (KIND != KIND_JOB && stage == STAGE_GPU_QUEUED) {
     queueUnlink(replicaAt(r) + RP_Q_HEAD, j);
     replicaUnload(r, j);
@@ -1031,11 +1047,11 @@ fn failureWord(f: u32, field: u32) -> u32 {
 fn failHeldJobs(tgt: u32, replica: u32) {
   for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
     let jb = jobAt(j);
-    let stage = st[jb + J_STAGE];
+    let stage = st[ix(jb + J_STAGE)];
     if (stage == STAGE_FREE) { continue; }
     let held = select(
-      stage == STAGE_SERVER_RUNNING && st[jb + J_REPLICA] == replica,
-      st[jb + J_APP] == replica,
+      stage == STAGE_SERVER_RUNNING && st[ix(jb + J_REPLICA)] == replica,
+      st[ix(jb + J_APP)] == replica,
       tgt == TARGET_APP,
     );
     if (held) {
@@ -1050,12 +1066,12 @@ fn failureStart(f: u32) {
   let replica = failureWord(f, FAILURE_REPLICA);
   let hang = failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG;
   if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
-    st[replicaAt(replica) + RP_STATUS] = select(STATUS_DEAD, STATUS_HUNG, hang);
+    st[ix(replicaAt(replica) + RP_STATUS)] = select(STATUS_DEAD, STATUS_HUNG, hang);
     if (hang) { replicaHang(replica); }
     else { replicaReset(replica); }
   } else if ((failsAt(TARGET_APP) && tgt == TARGET_APP) || (failsAt(TARGET_SERVER) && tgt == TARGET_SERVER)) {
-    if (tgt == TARGET_APP) { st[appAt(replica) + AP_STATUS] = STATUS_DEAD; }
-    else { st[serverAt(replica) + AP_STATUS] = STATUS_DEAD; }
+    if (tgt == TARGET_APP) { st[ix(appAt(replica) + AP_STATUS)] = STATUS_DEAD; }
+    else { st[ix(serverAt(replica) + AP_STATUS)] = STATUS_DEAD; }
     failHeldJobs(tgt, replica);
   }
 }
@@ -1064,9 +1080,9 @@ fn failureStart(f: u32) {
 fn failureDetect(f: u32) {
   let replica = failureWord(f, FAILURE_REPLICA);
   let rb = replicaAt(replica);
-  if (st[rb + RP_STATUS] != STATUS_HUNG) { return; }
-  st[rb + RP_STATUS] = STATUS_DEAD;
-  st[rb + RP_DOWN] = 1u;
+  if (st[ix(rb + RP_STATUS)] != STATUS_HUNG) { return; }
+  st[ix(rb + RP_STATUS)] = STATUS_DEAD;
+  st[ix(rb + RP_DOWN)] = 1u;
   replicaReset(replica);
 }
 
@@ -1076,19 +1092,19 @@ fn failureEnd(f: u32) {
   let replica = failureWord(f, FAILURE_REPLICA);
   if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     let rb = replicaAt(replica);
-    st[rb + RP_STATUS] = STATUS_ALIVE;
-    st[rb + RP_DOWN] = 0u;
+    st[ix(rb + RP_STATUS)] = STATUS_ALIVE;
+    st[ix(rb + RP_DOWN)] = 0u;
   } else if (failsAt(TARGET_APP) && tgt == TARGET_APP) {
-    st[appAt(replica) + AP_STATUS] = STATUS_ALIVE;
+    st[ix(appAt(replica) + AP_STATUS)] = STATUS_ALIVE;
   } else if (failsAt(TARGET_SERVER) && tgt == TARGET_SERVER) {
-    st[serverAt(replica) + AP_STATUS] = STATUS_ALIVE;
+    st[ix(serverAt(replica) + AP_STATUS)] = STATUS_ALIVE;
     serverDispatch();
   }
 }
 
 /** The slowdown starts or ends: running GPU batches re-plan at their next boundary. */
 fn slowChange(on: u32) {
-  st[sb + G_SLOW] = on;
+  st[ix(sb + G_SLOW)] = on;
   if (SLOW_TARGET != TARGET_GPU) { return; }
   for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { replicaTouch(r); }
 }
@@ -1096,7 +1112,7 @@ fn slowChange(on: u32) {
 // ---- the event loop ---------------------------------------------------------------------------
 
 fn jobEventLive() -> bool {
-  return st[jobAt(evId) + J_GEN] == evTag && st[jobAt(evId) + J_STAGE] != STAGE_FREE;
+  return st[ix(jobAt(evId) + J_GEN)] == evTag && st[ix(jobAt(evId) + J_STAGE)] != STAGE_FREE;
 }
 
 fn handleEvent() {
@@ -1114,7 +1130,7 @@ fn handleEvent() {
       if (KIND != KIND_JOB && jobEventLive()) { routeCall(evId); }
     }
     case EV_REPLICA: {
-      if (KIND != KIND_JOB && st[replicaAt(evId) + RP_GEN] == evTag) { replicaBoundary(evId); }
+      if (KIND != KIND_JOB && st[ix(replicaAt(evId) + RP_GEN)] == evTag) { replicaBoundary(evId); }
     }
     case EV_TOOL_DONE: {
       if (KIND == KIND_TASK && jobEventLive()) { toolDone(evId); }
@@ -1148,8 +1164,8 @@ fn handleEvent() {
  * (first on a tie) or the top of the heap. False when there is none.
  */
 fn nextEvent(until: u32) -> bool {
-  let arrivalAt = st[sb + G_NEXT_ARRIVAL];
-  let heapAt0 = select(NONE, st[hs], st[sb + G_HEAP_LEN] > 0u);
+  let arrivalAt = st[ix(sb + G_NEXT_ARRIVAL)];
+  let heapAt0 = select(NONE, st[ix(hs)], st[ix(sb + G_HEAP_LEN)] > 0u);
   if (arrivalAt <= heapAt0 && arrivalAt != NONE) {
     if (arrivalAt >= until) { return false; }
     evTime = arrivalAt;
@@ -1164,26 +1180,26 @@ fn nextEvent(until: u32) -> bool {
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 fn advanceInstance(until: u32) -> bool {
   // evBudget first: an event taken must be handled (simulate.ts has no budget)
-  while (evBudget > 0u && st[sb + G_DONE] == 0u && nextEvent(until)) {
+  while (evBudget > 0u && st[ix(sb + G_DONE)] == 0u && nextEvent(until)) {
     evBudget -= 1u;
-    st[sb + G_NOW] = evTime;
+    st[ix(sb + G_NOW)] = evTime;
     add64(R_EVENTS, 1u);
     handleEvent();
-    if (st[sb + G_NEXT_ARRIVAL] == NONE && st[sb + G_LIVE] == 0u) { st[sb + G_DONE] = 1u; }
+    if (st[ix(sb + G_NEXT_ARRIVAL)] == NONE && st[ix(sb + G_LIVE)] == 0u) { st[ix(sb + G_DONE)] = 1u; }
   }
-  if (st[sb + G_NEXT_ARRIVAL] == NONE && st[sb + G_HEAP_LEN] == 0u) { st[sb + G_DONE] = 1u; }
-  return st[sb + G_DONE] != 0u;
+  if (st[ix(sb + G_NEXT_ARRIVAL)] == NONE && st[ix(sb + G_HEAP_LEN)] == 0u) { st[ix(sb + G_DONE)] = 1u; }
+  return st[ix(sb + G_DONE)] != 0u;
 }
 
 /** An empty system at time 0: free lists, replicas up, the first arrival and the windows. */
 fn initInstance(seed: u32, instance: u32) {
   // st.fill(0, ...): the host clears the state buffer (a loop would spend llvmpipe's budget)
-  st[sb + G_KEY] = instanceKey(seed, instance);
+  st[ix(sb + G_KEY)] = instanceKey(seed, instance);
   for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
-    st[jobAt(j) + J_NEXT] = select(NONE, j + 1u, j + 1u < pr[P_JOB_CAP]);
+    st[ix(jobAt(j) + J_NEXT)] = select(NONE, j + 1u, j + 1u < pr[P_JOB_CAP]);
   }
-  st[sb + G_FREE_JOB] = select(NONE, 0u, pr[P_JOB_CAP] > 0u);
-  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { st[replicaAt(r) + RP_EVENT_AT] = NONE; }
+  st[ix(sb + G_FREE_JOB)] = select(NONE, 0u, pr[P_JOB_CAP] > 0u);
+  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { st[ix(replicaAt(r) + RP_EVENT_AT)] = NONE; }
   arrivalNext();
   if (SLOW_TARGET != TARGET_NONE) {
     heapPush(pr[P_SLOW_FROM], EV_SLOW_START, 0u, 0u);
@@ -1200,7 +1216,10 @@ fn initInstance(seed: u32, instance: u32) {
 
 // The bindings above are simulate.ts's EngineBuffers; an instance's slot picks its base.
 fn bind(slot: u32) {
-  sb = slot * pr[P_STATE_WORDS];
+  batchSlot = slot;
+  batchSize = run.count;
+  // interleaved, the record's words are numbered from 0 and ix spreads them
+  sb = select(slot * pr[P_STATE_WORDS], 0u, INTERLEAVED);
   rs = sb + pr[P_OFF_RESULT];
   js = sb + pr[P_OFF_JOBS];
   hs = sb + pr[P_OFF_HEAP];

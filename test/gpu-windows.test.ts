@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ServesimError } from '../src/errors.js';
 import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
-import { batchCapacity, runGpu, runGpuWithFallback } from '../src/gpu/engine.js';
+import { batchCapacity, runGpu, runGpuWithFallback, type GpuRunOptions } from '../src/gpu/engine.js';
 import { runReference } from '../src/engine/reference.js';
 import { COMPILE_MS, describeGpu } from './gpu-support.js';
 import { configFor } from './support.js';
@@ -48,6 +48,31 @@ describeGpu('time windows and batches on the WGSL engine', () => {
     expect(records).toEqual(reference);
     expect(progress.at(-1)).toBe(COUNT);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
+  }, RUN_MS);
+
+  // Each workgroup size and layout compiles its own pipelines: M/M/c's take seconds on llvmpipe.
+  it('gives the same records at any workgroup size and in either state layout, and refuses a size past the limits', async () => {
+    const mmc = configFor('mmc', [], 'as-given').config;
+    const expected = runReference(mmc, SEED, FIRST, COUNT);
+    const variants: GpuRunOptions[] = [
+      {},
+      { workgroupSize: 1 },
+      { workgroupSize: 3, stateLayout: 'records' },
+      // a last batch of 5: interleaved words are spread over the batch's own count
+      { workgroupSize: 3, stateLayout: 'interleaved', maxBatch: 8 },
+    ];
+    for (const options of variants) {
+      expect(await runGpu(ctx, mmc, SEED, FIRST, COUNT, options)).toEqual(expected);
+    }
+    // replicas, caches and a failure, in both layouts
+    for (const stateLayout of ['records', 'interleaved'] as const) {
+      expect(await runGpu(ctx, config, SEED, FIRST, COUNT, { stateLayout })).toEqual(reference);
+    }
+    const size = ctx.limits.maxComputeInvocationsPerWorkgroup + 1;
+    const err = await runGpu(ctx, mmc, SEED, FIRST, 2, { workgroupSize: size }).catch((e: unknown) => e);
+    expect((err as ServesimError).code).toBe('SERVESIM_GPU_LIMIT');
+    expect((err as Error).message).toMatch(/^workgroup size [\d,]+ exceeds maxComputeInvocationsPerWorkgroup, [\d,]+ on this adapter$/);
+    await expect(runGpu(ctx, mmc, SEED, FIRST, 2, { workgroupSize: 0 })).rejects.toThrow(/workgroupSize 0 is not an integer >= 1/);
   }, RUN_MS);
 
   it('sizes batches by the buffer limits and refuses an instance that fits none, naming the limit', async () => {

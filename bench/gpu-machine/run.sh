@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # On a GPU machine without Node.js (the device machine), from the repository root, with
 # .device, .gl and dist carried there (pack.sh makes them): the GPU test files, then
-# `npm run bench`, into OUT. Each step has its own time limit, so that a slow one still leaves
+# `npm run bench`, then `npm run bench:lanes`, into OUT. Each step has its own time limit, so that a slow one still leaves
 # the others their turn and what finished comes back.
-#   bench/gpu-machine/run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]
+#   bench/gpu-machine/run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET] [LANES_SECONDS]
 set -uo pipefail
-out=${1:?usage: run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]}
+out=${1:?usage: run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET] [LANES_SECONDS]}
 test_seconds=${2:-200}
 bench_seconds=${3:-270}
 budget=${4:-20}
+lanes_seconds=${5:-120}
 mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 started=$SECONDS
@@ -69,3 +70,8 @@ timeout "$bench_seconds" node dist/bench/engines.js --budget "$budget" --out "$o
   >/dev/null 2>"$out/bench-log.txt"
 say "benchmark: exit $?"
 grep -v 'vkCreateInstance\|^bench: .* \.\.\.$' "$out/bench-log.txt" | tail -60
+
+say "workgroup sizes and state layouts (limit ${lanes_seconds} s)"
+timeout "$lanes_seconds" node dist/bench/lanes.js --out "$out/lanes.md" >/dev/null 2>"$out/lanes-log.txt"
+say "lanes: exit $?"
+grep '^|' "$out/lanes.md" 2>/dev/null || grep -v vkCreateInstance "$out/lanes-log.txt" | tail -20

@@ -75,7 +75,21 @@ export interface GpuRunOptions {
   readonly onProgress?: (done: number) => void;
   /** Most instances per batch; default as many as the buffer limits allow. */
   readonly maxBatch?: number;
+  /**
+   * Invocations (instances) per workgroup; default 64 on a GPU, one CPU vector (4) on
+   * llvmpipe. Records do not depend on it (`npm run bench:lanes` measures its speed).
+   */
+  readonly workgroupSize?: number;
+  /**
+   * How a batch's state records share the state buffer: one after another, or interleaved
+   * word by word (kernels/simulate.wgsl, `ix`). Default {@link defaultStateLayout}. Records do
+   * not depend on it.
+   */
+  readonly stateLayout?: StateLayout;
 }
+
+/** See {@link GpuRunOptions.stateLayout}. */
+export type StateLayout = 'records' | 'interleaved';
 
 /** What {@link runGpuWithFallback} ran where. */
 export interface GpuRunOutcome {
@@ -125,13 +139,28 @@ function cachedPromise<K, V>(cache: { get(k: K): Promise<V> | undefined; set(k: 
   return value;
 }
 
-async function kernelFor(device: GPUDevice, config: EngineConfig): Promise<Kernel> {
+/**
+ * The state layout a run uses unless told: interleaved on a GPU, where it turns the lanes'
+ * reads of one field into one transaction; one record after another on an adapter that caps
+ * loops (llvmpipe), whose lanes load one at a time anyway and which ran slower interleaved
+ * (`npm run bench:lanes`).
+ */
+export function defaultStateLayout(loopCapped: boolean): StateLayout {
+  return loopCapped ? 'records' : 'interleaved';
+}
+
+/** The pipelines for `config`'s shape, at the options' workgroup size and layout or the adapter's. */
+async function kernelFor(ctx: GpuContext, config: EngineConfig, options: GpuRunOptions): Promise<Kernel> {
+  const { device } = ctx;
   const what = 'compiling the WGSL engine';
   const kernel = await cachedPromise(kernels, device, () => captureGpuErrors(device, what, () => buildDeviceKernel(device)));
-  const constants = { ...shapeConstants(config), WG: kernel.workgroupSize };
+  const workgroupSize = options.workgroupSize ?? kernel.workgroupSize;
+  planDispatch(1, workgroupSize, ctx.limits); // a size past the limits fails here, naming the limit, not in the compiler
+  const stateLayout = options.stateLayout ?? defaultStateLayout(kernel.loopCapped);
+  const constants = { ...shapeConstants(config), WG: workgroupSize, INTERLEAVED: stateLayout === 'interleaved' ? 1 : 0 };
   const key = JSON.stringify(constants);
   const pipelines = await cachedPromise(kernel.shapes, key, () => captureGpuErrors(device, what, () => buildPipelines(device, kernel, constants)));
-  return { loopCapped: kernel.loopCapped, workgroupSize: kernel.workgroupSize, layout: kernel.layout, ...pipelines };
+  return { loopCapped: kernel.loopCapped, workgroupSize, layout: kernel.layout, ...pipelines };
 }
 
 async function buildDeviceKernel(device: GPUDevice): Promise<DeviceKernel> {
@@ -280,11 +309,12 @@ async function runBatches(
   checkCount('windows', windows, 1);
   const capacity = Math.min(batchCapacity(config, ctx.limits), options.maxBatch ?? Infinity);
   checkCount('maxBatch', capacity, 1);
+  if (options.workgroupSize !== undefined) checkCount('workgroupSize', options.workgroupSize, 1);
   const batch = Math.min(count, capacity);
   throwIfCancelled(options.signal);
   if (count === 0) return;
   checkDevice(ctx, 'before the WGSL engine');
-  const kernel = await whileAlive(ctx, kernelFor(ctx.device, config), 'compiling the WGSL engine');
+  const kernel = await whileAlive(ctx, kernelFor(ctx, config, options), 'compiling the WGSL engine');
 
   const { device } = ctx;
   const stateBytes = batch * config.stateWords * 4;
