@@ -51,9 +51,9 @@ override SLOW_TARGET: u32;
 // A bit (1 << TARGET_x) for each target some failure of the scenario has.
 override FAILURE_TARGETS: u32;
 
-// How the batch's records share the state buffer (src/gpu/engine.ts picks per adapter): one
-// after another, or with INTERLEAVED word by word, word i of every instance side by side, so
-// that the lanes of a GPU's SIMD group reading the same field read adjacent words, in one
+// How the batch's records share the state buffer (src/gpu/engine.ts's stateLayout): one after
+// another, or with INTERLEAVED word by word, word i of every instance side by side, so that
+// the lanes of a GPU's SIMD group reading the same field would read adjacent words, in one
 // memory transaction rather than one each.
 override INTERLEAVED: bool;
 

@@ -32,8 +32,8 @@ describe('the kernel shape: which handlers a configuration can reach, as pipelin
     expect(shapeOf('hot-prefix', 'server-dies', ['router.policy=cache-aware', 'gpu.replicas=5', 'gpu.slots=16'])).toEqual(base);
   });
 
-  it('sets every override of the kernels but the workgroup size, and no other name', () => {
+  it('sets every override of the kernels but the workgroup size and the state layout, and no other name', () => {
     const overrides = [...kernelSource().matchAll(/^override (\w+)/gm)].map((m) => m[1]);
-    expect(overrides.sort()).toEqual([...Object.keys(shapeOf('mmc')), 'WG'].sort());
+    expect(overrides.sort()).toEqual([...Object.keys(shapeOf('mmc')), 'WG', 'INTERLEAVED'].sort());
   });
 });

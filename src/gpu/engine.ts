@@ -81,9 +81,10 @@ export interface GpuRunOptions {
    */
   readonly workgroupSize?: number;
   /**
-   * How a batch's state records share the state buffer: one after another, or interleaved
-   * word by word (kernels/simulate.wgsl, `ix`). Default {@link defaultStateLayout}. Records do
-   * not depend on it.
+   * How a batch's state records share the state buffer: `records`, one after another (the
+   * default), or `interleaved` word by word (docs/kernel-layout.md), meant for GPUs, where
+   * lanes reading one field would share a memory transaction; `npm run bench:lanes` measures
+   * both. Records do not depend on it.
    */
   readonly stateLayout?: StateLayout;
 }
@@ -139,16 +140,6 @@ function cachedPromise<K, V>(cache: { get(k: K): Promise<V> | undefined; set(k: 
   return value;
 }
 
-/**
- * The state layout a run uses unless told: interleaved on a GPU, where it turns the lanes'
- * reads of one field into one transaction; one record after another on an adapter that caps
- * loops (llvmpipe), whose lanes load one at a time anyway and which ran slower interleaved
- * (`npm run bench:lanes`).
- */
-export function defaultStateLayout(loopCapped: boolean): StateLayout {
-  return loopCapped ? 'records' : 'interleaved';
-}
-
 /** The pipelines for `config`'s shape, at the options' workgroup size and layout or the adapter's. */
 async function kernelFor(ctx: GpuContext, config: EngineConfig, options: GpuRunOptions): Promise<Kernel> {
   const { device } = ctx;
@@ -156,7 +147,7 @@ async function kernelFor(ctx: GpuContext, config: EngineConfig, options: GpuRunO
   const kernel = await cachedPromise(kernels, device, () => captureGpuErrors(device, what, () => buildDeviceKernel(device)));
   const workgroupSize = options.workgroupSize ?? kernel.workgroupSize;
   planDispatch(1, workgroupSize, ctx.limits); // a size past the limits fails here, naming the limit, not in the compiler
-  const stateLayout = options.stateLayout ?? defaultStateLayout(kernel.loopCapped);
+  const stateLayout = options.stateLayout ?? 'records';
   const constants = { ...shapeConstants(config), WG: workgroupSize, INTERLEAVED: stateLayout === 'interleaved' ? 1 : 0 };
   const key = JSON.stringify(constants);
   const pipelines = await cachedPromise(kernel.shapes, key, () => captureGpuErrors(device, what, () => buildPipelines(device, kernel, constants)));
