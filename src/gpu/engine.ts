@@ -140,7 +140,7 @@ function cachedPromise<K, V>(cache: { get(k: K): Promise<V> | undefined; set(k: 
   return value;
 }
 
-/** The pipelines for `config`'s shape, at the options' workgroup size and layout or the adapter's. */
+/** The pipelines for `config`'s shape at the options' workgroup size and state layout, or the defaults. */
 async function kernelFor(ctx: GpuContext, config: EngineConfig, options: GpuRunOptions): Promise<Kernel> {
   const { device } = ctx;
   const what = 'compiling the WGSL engine';
