@@ -6,6 +6,8 @@
 // Math.floor(a / b) is a / b; Math.clz32 is countLeadingZeros; JS's signed `score` in
 // routePick is an i32; WGSL reserves `from` and `target`, which read `begin` and `tgt`; a
 // ternary is a select (it evaluates both sides, so cacheBest keeps an if to skip a scan).
+// One difference is the GPU's: simulate.ts's st[i] is st[ix(i)] here, ix placing the word in
+// the batch's state layout (docs/kernel-layout.md).
 //
 // The shader compiler inlines every call, so each call site is a copy of the callee's whole
 // subtree: where simulate.ts calls the same function in branches that exclude each other and

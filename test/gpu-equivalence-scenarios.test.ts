@@ -1,5 +1,6 @@
 import { it } from 'vitest';
-import { POLICIES, RUN_MS, SEEDS, configOf, describeEquivalence, extraConfigs } from './gpu-equivalence-support.js';
+import { POLICIES, RUN_MS, SEEDS, describeEquivalence, extraConfigs } from './gpu-equivalence-support.js';
+import { configFor } from './support.js';
 
 describeEquivalence('the WGSL engine against the reference engine, bit for bit: every failure and slowdown target, every router policy', (expectSame) => {
   for (const [name, config] of extraConfigs()) {
@@ -8,6 +9,6 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
 
   for (const policy of POLICIES) {
     it(`hot-prefix, server-dies, router.policy=${policy}: ${SEEDS.policy} seeds`, () =>
-      expectSame(configOf('hot-prefix', 'server-dies', [`router.policy=${policy}`]), SEEDS.policy), RUN_MS);
+      expectSame(configFor('hot-prefix', [`router.policy=${policy}`], 'server-dies').config, SEEDS.policy), RUN_MS);
   }
 });

@@ -26,10 +26,6 @@ export const POLICIES = ['round-robin', 'random', 'least-loaded', 'prefix-affini
 // a half on llvmpipe (2 cores).
 export const SEEDS = { 'hot-prefix': 257, 'coding-agents': 49, mmc: 101, policy: 71, scenarios: 17 } as const;
 
-export function configOf(file: string, caseName: string, overrides: readonly string[] = []): EngineConfig {
-  return configFor(file, overrides, caseName).config;
-}
-
 // Scenario windows no problem file has: app and server failures, tool and server slowdowns.
 const EXTRA_CASES: Record<string, (text: string) => string> = {
   'coding-agents': (text) =>
@@ -96,7 +92,7 @@ export function describeEquivalence(title: string, tests: (expectSame: ExpectSam
     // (a failed beforeAll would report them as skipped).
     beforeEach(async () => {
       acquiring ??= acquireGpu().then(async (c) => {
-        await runGpu(c, configOf('mmc', 'as-given'), SEED, 0, 1);
+        await runGpu(c, configFor('mmc').config, SEED, 0, 1);
         return c;
       });
       ctx = await acquiring;
