@@ -27,7 +27,7 @@ struct Counters {
 
 @group(0) @binding(BINDING_RUN) var<uniform> run: Run;
 @group(0) @binding(BINDING_COUNTERS) var<storage, read_write> counters: Counters;
-// Per slot, 1 + result words apart: the error word (G_ERROR), then the result record.
+// Per slot, its result record (the tail of its state), one after another.
 @group(0) @binding(BINDING_RESULTS) var<storage, read_write> results: array<u32>;
 
 override WG: u32 = 64u;
@@ -64,9 +64,8 @@ fn gatherResults(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   if (slot >= run.count) { return; }
   bind(slot);
   let words = pr[P_STATE_WORDS] - pr[P_OFF_RESULT];
-  let out = slot * (words + 1u);
-  results[out] = st[ix(sb + G_ERROR)];
+  let out = slot * words;
   for (var i = 0u; i < words; i++) {
-    results[out + 1u + i] = st[ix(sb + pr[P_OFF_RESULT] + i)];
+    results[out + i] = st[ix(sb + pr[P_OFF_RESULT] + i)];
   }
 }

@@ -131,9 +131,9 @@ fn bucketOf(v: u32) -> u32 {
   return (shift + 1u) * (1u << SUB_BITS) + ((v >> shift) & ((1u << SUB_BITS) - 1u));
 }
 
+/** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
 fn fail(code: u32) {
   if (st[ix(sb + G_ERROR)] == ERR_NONE) { st[ix(sb + G_ERROR)] = code; }
-  st[ix(sb + G_DONE)] = 1u;
 }
 
 fn random(stream: u32, a: u32, b: u32) -> u32 {
@@ -222,7 +222,7 @@ fn jobAt(j: u32) -> u32 {
 fn jobAlloc() -> u32 {
   let j = st[ix(sb + G_FREE_JOB)];
   if (j == NONE) {
-    fail(ERR_JOBS_FULL);
+    overload(ERR_JOBS_FULL);
     return NONE;
   }
   let jb = jobAt(j);
@@ -266,6 +266,34 @@ fn queueUnlink(q: u32, j: u32) {
   if (next == NONE) { st[ix(q + 1u)] = prev; }
   else { st[ix(jobAt(next) + J_PREV)] = prev; }
   st[ix(q + 2u)] = st[ix(q + 2u)] - 1u;
+}
+
+/**
+ * The component whose queue holds the most jobs (the GPU replicas' queues together): where an
+ * overload shows. With every queue empty the jobs are in service, held by the app (or server).
+ */
+fn busiestQueue() -> u32 {
+  var gpu = 0u;
+  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { gpu += st[ix(replicaAt(r) + RP_Q_LEN)]; }
+  var at = select(TARGET_APP, TARGET_SERVER, KIND == KIND_JOB);
+  var most = 0u;
+  if (gpu > most) {
+    at = TARGET_GPU;
+    most = gpu;
+  }
+  if (st[ix(sb + G_TOOL_Q_LEN)] > most) {
+    at = TARGET_TOOLS;
+    most = st[ix(sb + G_TOOL_Q_LEN)];
+  }
+  if (st[ix(sb + G_SERVER_Q_LEN)] > most) { at = TARGET_SERVER; }
+  return at;
+}
+
+/** Records the first capacity (an ERR) the instance reached, and where it showed. */
+fn overload(code: u32) {
+  if (st[ix(result(R_OVERLOAD))] != ERR_NONE) { return; }
+  st[ix(result(R_OVERLOAD))] = code;
+  st[ix(result(R_OVERLOAD_AT))] = select(busiestQueue(), TARGET_GPU, code == ERR_CACHE_FULL);
 }
 
 fn noteBusy(begin: u32, to: u32, batch: u32) {
@@ -962,8 +990,13 @@ fn arrival() {
       return;
     }
   }
-  let j = jobAlloc();
-  if (j == NONE) { return; }
+  // a stopped instance (stopInstance) or a full job table refuses it: it fails as overloaded
+  var j = NONE;
+  if (st[ix(sb + G_STOPPED)] == 0u) { j = jobAlloc(); }
+  if (j == NONE) {
+    if (counted != 0u) { count(R_OVERLOADED); }
+    return;
+  }
   let jb = jobAt(j);
   st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
   st[ix(jb + J_ARRIVAL)] = now;
@@ -1179,6 +1212,20 @@ fn nextEvent(until: u32) -> bool {
   return true;
 }
 
+/**
+ * After a full heap or cache (fail): every job in the system fails as overloaded and pending
+ * events are dropped; arrivals still come, to the end of the window, and are refused (arrival),
+ * so the success rate counts every request the instance could not serve.
+ */
+fn stopInstance() {
+  st[ix(sb + G_STOPPED)] = 1u;
+  overload(st[ix(sb + G_ERROR)]);
+  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
+    if (st[ix(jobAt(j) + J_STAGE)] != STAGE_FREE) { jobFail(j, R_OVERLOADED); }
+  }
+  st[ix(sb + G_HEAP_LEN)] = 0u;
+}
+
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 fn advanceInstance(until: u32) -> bool {
   // evBudget first: an event taken must be handled (simulate.ts has no budget)
@@ -1187,6 +1234,7 @@ fn advanceInstance(until: u32) -> bool {
     st[ix(sb + G_NOW)] = evTime;
     add64(R_EVENTS, 1u);
     handleEvent();
+    if (st[ix(sb + G_ERROR)] != ERR_NONE && st[ix(sb + G_STOPPED)] == 0u) { stopInstance(); }
     if (st[ix(sb + G_NEXT_ARRIVAL)] == NONE && st[ix(sb + G_LIVE)] == 0u) { st[ix(sb + G_DONE)] = 1u; }
   }
   if (st[ix(sb + G_NEXT_ARRIVAL)] == NONE && st[ix(sb + G_HEAP_LEN)] == 0u) { st[ix(sb + G_DONE)] = 1u; }

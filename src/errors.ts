@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'SERVESIM_CASE_UNKNOWN'
   | 'SERVESIM_CAPACITY_EXCEEDED'
   | 'SERVESIM_GRID_TOO_LARGE'
+  | 'SERVESIM_INPUT_TOO_LARGE'
   | 'SERVESIM_NO_ADAPTER'
   | 'SERVESIM_GPU_LIMIT'
   | 'SERVESIM_GPU_ERROR'
@@ -25,6 +26,8 @@ const STATUS: Record<ErrorCode, number> = {
   SERVESIM_CASE_UNKNOWN: 400,
   SERVESIM_CAPACITY_EXCEEDED: 422,
   SERVESIM_GRID_TOO_LARGE: 413,
+  // a file or body past a bound on its size, nesting, keys or aliases (src/problem/parse.ts)
+  SERVESIM_INPUT_TOO_LARGE: 413,
   SERVESIM_NO_ADAPTER: 503,
   SERVESIM_GPU_LIMIT: 422,
   // a validation error, out-of-memory or device loss while running a kernel
@@ -56,16 +59,37 @@ export interface FieldIssue {
   readonly message: string;
 }
 
+/** Issues an error lists; the rest are counted, so a thousand mistakes get a short answer. */
+export const MAX_LISTED_ISSUES = 20;
+
+/** Issues joined by "; ", the first {@link MAX_LISTED_ISSUES} of them, then "... and N more". */
+export function listIssues(lines: readonly string[]): string {
+  const shown = lines.slice(0, MAX_LISTED_ISSUES).join('; ');
+  const rest = lines.length - MAX_LISTED_ISSUES;
+  return rest > 0 ? `${shown}; ... and ${rest.toLocaleString('en')} more` : shown;
+}
+
+/** An error listing field issues (capped as the message is), keeping them for the service's body. */
+function withIssues(code: ErrorCode, what: string, issues: readonly FieldIssue[]): ServesimError {
+  const err = new ServesimError(code, `${what}: ${listIssues(issues.map((i) => `${i.path}: ${i.message}`))}`);
+  return Object.assign(err, { issues: issues.slice(0, MAX_LISTED_ISSUES) });
+}
+
 export function invalidProblem(issues: readonly FieldIssue[], source?: string): ServesimError {
-  const where = source === undefined ? '' : `${source}: `;
-  const lines = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-  const err = new ServesimError('SERVESIM_PROBLEM_INVALID', `${where}invalid problem: ${lines}`);
-  return Object.assign(err, { issues });
+  return withIssues('SERVESIM_PROBLEM_INVALID', `${source === undefined ? '' : `${source}: `}invalid problem`, issues);
 }
 
 /** Bad `--set PATH=VALUE` overrides, all of them at once, each with the path it names. */
 export function invalidOverrides(issues: readonly FieldIssue[]): ServesimError {
-  const lines = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-  const err = new ServesimError('SERVESIM_OVERRIDE_INVALID', `invalid --set: ${lines}`);
-  return Object.assign(err, { issues });
+  return withIssues('SERVESIM_OVERRIDE_INVALID', 'invalid --set', issues);
+}
+
+/** A sweep whose fields fail their schema; `source` names the file. */
+export function invalidSweep(issues: readonly FieldIssue[], source?: string): ServesimError {
+  return withIssues('SERVESIM_SWEEP_INVALID', `${source === undefined ? '' : `${source}: `}invalid sweep`, issues);
+}
+
+/** A hint request whose fields fail their schema (a search is a sweep: the same code). */
+export function invalidHintRequest(issues: readonly FieldIssue[]): ServesimError {
+  return withIssues('SERVESIM_SWEEP_INVALID', 'invalid hint request', issues);
 }

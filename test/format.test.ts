@@ -30,6 +30,9 @@ function row(fields: Partial<CaseSummary> = {}): CaseSummary {
     mean_wait_ms: 12.5,
     wait_probability: 0.4,
     longest_queue: 17,
+    overloaded: 0,
+    overloaded_seeds: 0,
+    overload_reason: '',
     ...fields,
   };
 }

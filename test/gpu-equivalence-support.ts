@@ -74,13 +74,14 @@ function firstDifference(config: EngineConfig, gpu: Uint32Array, ref: Uint32Arra
   return null;
 }
 
-function sum(config: EngineConfig, records: Uint32Array, field: number): number {
+export function sum(config: EngineConfig, records: Uint32Array, field: number): number {
   let total = 0;
   for (let i = field; i < records.length; i += config.resultWords) total += records[i]!;
   return total;
 }
 
-export type ExpectSame = (config: EngineConfig, count: number) => Promise<void>;
+/** Resolves to the records both engines gave, for checks on what the instances did. */
+export type ExpectSame = (config: EngineConfig, count: number) => Promise<Uint32Array>;
 
 /** A describe block (skipped without an adapter, unless CI is set) of equivalence tests. */
 export function describeEquivalence(title: string, tests: (expectSame: ExpectSame) => void): void {
@@ -98,13 +99,14 @@ export function describeEquivalence(title: string, tests: (expectSame: ExpectSam
       ctx = await acquiring;
     }, COMPILE_MS);
 
-    async function expectSame(config: EngineConfig, count: number): Promise<void> {
+    async function expectSame(config: EngineConfig, count: number): Promise<Uint32Array> {
       const gpu = await runGpu(ctx, config, SEED, FIRST, count);
       const ref = runReference(config, SEED, FIRST, count);
       expect(firstDifference(config, gpu, ref)).toBeNull();
       // the instances simulated real traffic, not a run of zeros
       expect(sum(config, gpu, R.ARRIVALS)).toBeGreaterThan(count);
       expect(sum(config, gpu, R.SUCCESSES)).toBeGreaterThan(0);
+      return gpu;
     }
 
     tests(expectSame);

@@ -1,4 +1,8 @@
 /** `servesim hint` end to end on a tiny grid (one case, few seeds), and its usage errors. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../src/cli/program.js';
 import { loadProblem, selectCases } from '../src/problem/parse.js';
@@ -37,6 +41,15 @@ describe('servesim hint', () => {
     const result = JSON.parse(out) as { hints: { found: { cost: number; values: Record<string, number> } }[]; gridSize: number };
     expect(result.gridSize).toBe(3);
     expect(result.hints[0]!.found.cost).toBe(result.hints[0]!.found.values['gpu.slots']);
+  });
+
+  it('a problem given with --set is read within the input bounds (needs the build)', () => {
+    const big = join(mkdtempSync(join(tmpdir(), 'servesim-hint-')), 'big.yaml');
+    writeFileSync(big, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
+    const hintOn = (file: string) =>
+      spawnSync(process.execPath, ['dist/src/cli/main.js', 'hint', file, '--set', 'gpu.slots=4', '--vary', 'gpu.replicas=1..2'], { encoding: 'utf8', timeout: 20_000 });
+    expect(hintOn('/dev/zero')).toMatchObject({ status: 2, stderr: 'servesim: cannot read problem file /dev/zero: it is a device\n' });
+    expect(hintOn(big)).toMatchObject({ status: 2, stderr: `servesim: problem file ${big} is 2,097,155 bytes; the limit is 1 MiB (1,048,576 bytes)\n` });
   });
 
   it('says what is wrong with the input', async () => {

@@ -1,5 +1,6 @@
 /** The cost expression: precedence, errors, and how paths resolve against a problem. */
 import { describe, expect, it } from 'vitest';
+import type { ServesimError } from '../src/errors.js';
 import { parseCost } from '../src/hint/cost.js';
 import { runHints } from '../src/hint/search.js';
 
@@ -43,6 +44,12 @@ describe('the cost of a hint request', () => {
     );
   });
 
+  it('reads only fields of the problem, never members every object inherits', async () => {
+    await expect(runHints({ ...request, cost: 'constructor.length * gpu.slots' })).rejects.toThrow(
+      /^cost: unknown path constructor\.length in "constructor\.length \* gpu\.slots": neither varied nor a number in the problem$/,
+    );
+  });
+
   it('refuses a varied path of names and a cost that is not a number', async () => {
     await expect(runHints({ ...request, vary: { 'router.policy': ['random'] }, cost: 'router.policy' })).rejects.toThrow(
       /router\.policy in "router\.policy" varies over names/,
@@ -58,6 +65,22 @@ describe('a hint request', () => {
       /to must be at least from/,
     );
     await expect(runHints({ problem: 'problems/hot-prefix.yaml', vary: { 'gpu.slots': [4] } })).rejects.toThrow(/not a shipped problem id/);
+  });
+
+  it('lists the first 20 of a thousand mistakes, and counts the rest', async () => {
+    const vary = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`gpu.p${i}`, []]));
+    const err = (await runHints({ problem: 'hot-prefix', vary }).catch((e: unknown) => e)) as ServesimError & { issues: unknown[] };
+    expect(err.code).toBe('SERVESIM_SWEEP_INVALID');
+    expect(err.message).toMatch(/^invalid hint request: vary\.gpu\.p0: needs at least one value; .*; vary\.gpu\.p19: needs at least one value; \.\.\. and 980 more$/);
+    expect(err.issues).toHaveLength(20);
+  });
+
+  it('refuses a path named __proto__ (a JSON key) rather than dropping it', async () => {
+    const vary = JSON.parse('{"__proto__": [1], "gpu.slots": [4, 8]}') as Record<string, number[]>;
+    await expect(runHints({ problem: 'hot-prefix', vary, seeds: 1 })).rejects.toMatchObject({
+      code: 'SERVESIM_SWEEP_INVALID',
+      issues: [{ path: 'vary.__proto__', message: expect.stringContaining('not a problem field path') }],
+    });
   });
 
   it('stops when cancelled', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ServesimError } from '../src/errors.js';
-import { loadProblem, parseProblem } from '../src/problem/parse.js';
+import { loadProblem, parseProblem, problemFromObject } from '../src/problem/parse.js';
 
 /** A valid request problem; each bad case below changes one thing in it. */
 const BASE = `id: base
@@ -78,9 +79,16 @@ gpu: { replicas: 1, slots: 1 }
   ['unknown distribution', edit(BASE, 'share: 0.85', 'share: 0.85\n  output: { dist: normal, mean: 60 }'), 'workload.output.dist', 'must be one of fixed, uniform, lognormal, exponential; got "normal"'],
   ['uniform max below min', edit(TASK, 'tools: { slots: 2000 }', 'tools: { slots: 2000, latency: { dist: uniform, min: 2s, max: 1s } }'), 'tools.latency.max', 'must not be below min'],
   ['confidence 0', `${BASE}confidence: 0\n`, 'confidence', 'greater than 0 and at most 1'],
-  ['goal over 100%', edit(BASE, 'success: 0.99', 'success: 101%'), 'goals.success', 'must be between 0 and 1'],
+  ['goal over 100%', edit(BASE, 'success: 0.99', 'success: 101%'), 'goals.success', 'must be greater than 0 and at most 1'],
+  ['goal of no success at all', edit(BASE, 'success: 0.99', 'success: 0'), 'goals.success', 'must be greater than 0 and at most 1'],
   ['rate over the limit', edit(BASE, 'rate: 30', 'rate: 200000'), 'traffic.rate', 'must be at most 100000'],
-  ['zero rate', edit(BASE, 'rate: 30', 'rate: 0'), 'traffic.rate', 'greater than 0'],
+  ['zero rate', edit(BASE, 'rate: 30', 'rate: 0'), 'traffic.rate', 'must be a number 0.01 or more'],
+  ['a rate that gives one arrival', edit(BASE, 'rate: 30', 'rate: 0.04'), 'traffic.rate', 'expects 1.20 arrivals in the 30s measured window, fewer than 10'],
+  ['too many arrivals for one instance', edit(BASE, 'rate: 30', 'rate: 2000'), 'traffic.rate', 'simulates 80,000 arrivals per instance, warm-up included, over the limit of 50,000'],
+  ['a 5us measured window', edit(BASE, 'duration: 30s', 'duration: 5us'), 'traffic.duration', 'must be at least 1s'],
+  ['prefix weights whose sum overflows', edit(BASE, 'weight: 1 }', 'weight: 1e308 }, { tokens: 8000, weight: 1e308 }'), 'workload.prefixes[0].weight', 'must be at most 1000'],
+  ['a slowdown that would wrap a u32', `${BASE}scenarios: { slow-dependency: { slowdown: { factor: 4294968 } } }\n`, 'scenarios.slow-dependency.slowdown.factor', 'must be at most 1000'],
+  ['a load bound finer than the engines hold', edit(BASE, 'policy: prefix-affinity', 'policy: bounded-affinity, boundedLoad: 1.0005'), 'router.boundedLoad', 'must be a whole number of thousandths'],
   ['horizon over the u32 limit', edit(BASE, 'duration: 30s', 'duration: 66m'), 'traffic.duration', 'must be under 4000s (engines keep time in u32 microseconds)'],
   ['GPU batch over its limit', edit(BASE, 'slots: 4,', 'slots: 512,'), 'gpu.slots', 'must be at most 256'],
   ['too many GPU replicas', edit(BASE, 'replicas: 6', 'replicas: 65'), 'gpu.replicas', 'must be at most 64'],
@@ -99,6 +107,11 @@ gpu: { replicas: 1, slots: 1 }
   ['bad failure mode', `${BASE}failures: [{ mode: explode }]\n`, 'failures[0].mode', 'must be one of reset, hang; got "explode"'],
   ['YAML syntax error', edit(BASE, 'gpu: { replicas', 'gpu: {{ replicas'), 'line 12, column 1', 'YAML syntax error'],
   ['YAML duplicate key', `${BASE}seed: 1\nseed: 2\n`, 'line 13, column 1', 'YAML syntax error: Map keys must be unique'],
+  ['YAML alias to no anchor', `${BASE}seed: *nowhere\n`, 'line 12, column 7', 'YAML syntax error: alias *nowhere refers to no anchor'],
+  ['YAML tag it cannot resolve', `${BASE}title: !!js/function "f() {}"\n`, 'line 12, column 8', 'YAML: Unresolved tag: tag:yaml.org,2002:js/function'],
+  ['an empty key', `${BASE}"": 0\n`, '""', 'unknown field; a problem takes id,'],
+  ['a null key', `${BASE}: 1\n`, '""', 'unknown field; a problem takes id,'],
+  ['a key that is not a name', edit(BASE, 'kvTokens: 400000', 'kvTokens: 400000, kv tokens: 1'), 'gpu."kv tokens"', 'unknown field (did you mean kvTokens?); gpu takes'],
   ['not a mapping', '- just\n- a list\n', '(problem)', 'must be a mapping'],
   ['component not a mapping', edit(BASE, /^lb:.*$/m, 'lb: fast'), 'lb', 'must be a mapping of fields, got "fast"'],
 ];
@@ -123,6 +136,19 @@ describe('malformed problem files', () => {
   it('field errors carry the line they are on', () => {
     const err = problemError(() => parseProblem(edit(BASE, 'slots: 4,', 'slots: -4,')));
     expect(err.message).toContain('gpu.slots: must be a positive integer, got -4 (line 11)');
+  });
+});
+
+describe('keys that are not field names', () => {
+  const raw = parseYaml(BASE) as Record<string, unknown>;
+
+  it.each([
+    ['', '""'],
+    ['two words', '"two words"'],
+    ['gpu.slots', '"gpu.slots"'],
+  ])('an object key %j is named %s, quoted as a path', (key, path) => {
+    const err = problemError(() => problemFromObject({ ...raw, [key]: 0 }));
+    expect((err as unknown as { issues: unknown[] }).issues).toEqual([{ path, message: expect.stringMatching(/^unknown field; a problem takes /) }]);
   });
 });
 

@@ -35,7 +35,8 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
     p99_all_ms: dead ? 30_000 : p99, pass_probability: Number(passProbability.toFixed(4)),
     passes: passProbability >= 0.95, kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
     mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0, top_replica_share: 0.2,
-    mean_wait_ms: 10, wait_probability: 0.3, longest_queue: 4,
+    mean_wait_ms: 10, wait_probability: 0.3, longest_queue: 4, overloaded: 0, overloaded_seeds: 0,
+    overload_reason: '',
   };
 }
 

@@ -21,6 +21,8 @@ function seed(
     rejected: 0,
     timedOut: 0,
     died: 0,
+    overloaded: 0,
+    overload: '',
     latencySum: latencies.reduce((a, b) => a + b, 0),
     sojournSum: 0,
     waited: 0,

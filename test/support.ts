@@ -8,6 +8,17 @@ import { SimulationPool } from '../src/pool/pool.js';
 import type { Problem } from '../src/model/problem.js';
 import type { InstanceResult } from '../src/model/result.js';
 
+/** A queue small enough that a grid point takes milliseconds. */
+export const TINY_QUEUE = {
+  id: 'tiny-queue',
+  title: 'A tiny queue',
+  goals: { success: 0.9, p99: '1s' },
+  traffic: { rate: 10, duration: '4s', warmup: '1s' },
+  workload: { kind: 'job' },
+  server: { slots: 2, service: '50ms', timeout: '80ms' },
+  cases: ['as-given'],
+} as const;
+
 export function problemFile(name: string): string {
   return fileURLToPath(new URL(`../problems/${name}.yaml`, import.meta.url));
 }

@@ -12,21 +12,13 @@ import { sweepToArrow } from '../src/sweep/arrow.js';
 import { formatSweepJson } from '../src/sweep/format.js';
 import { runSweep, type SweepOutcome } from '../src/sweep/run.js';
 import { sweepFromObject, type Sweep } from '../src/sweep/spec.js';
+import { TINY_QUEUE } from './support.js';
 
-// A queue small enough that a grid point takes milliseconds. Service 100 ms against an 80 ms
-// deadline succeeds never: its latency quantiles are NaN, which every format writes as null.
-const PROBLEM = {
-  id: 'tiny-queue',
-  title: 'A tiny queue',
-  goals: { success: 0.9, p99: '1s' },
-  traffic: { rate: 10, duration: '4s', warmup: '1s' },
-  workload: { kind: 'job' },
-  server: { slots: 2, service: '50ms', timeout: '80ms' },
-  cases: ['as-given'],
-};
+// Service 100 ms against TINY_QUEUE's 80 ms deadline succeeds never: its latency quantiles are
+// NaN, which every format writes as null.
 const SWEEP = {
   id: 'tiny',
-  problem: PROBLEM,
+  problem: TINY_QUEUE,
   grid: { 'server.slots': [1, 2], 'traffic.rate': [10, 12.5], 'server.service': ['50ms', '100ms'] },
   seeds: 2,
   seed: 7,

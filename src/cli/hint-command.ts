@@ -3,17 +3,15 @@
  * case, why each passes (margins per case), and why the next cheaper ones fail. Each grid
  * point the search evaluates is reported on stderr as it finishes.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
-import { ServesimError } from '../errors.js';
+import { invalidProblem, ServesimError } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
 import { DEFAULT_COST, parseCost } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
 import { applyOverrides } from '../problem/overrides.js';
-import { problemFromObject } from '../problem/parse.js';
+import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
 import { shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, parseChoice, simulationOptions } from './options.js';
@@ -162,14 +160,18 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
 function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
   const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
   const file = shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : resolve(problem);
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
-  } catch {
-    throw new ServesimError('SERVESIM_FILE_UNREADABLE', shipped ? `no shipped problem "${problem}"` : `cannot read problem file ${problem}`);
+    text = readInputFile(file, 'problem file', problem);
+  } catch (err) {
+    if (shipped && err instanceof ServesimError && err.code === 'SERVESIM_FILE_UNREADABLE') {
+      throw new ServesimError('SERVESIM_FILE_UNREADABLE', `no shipped problem "${problem}"`);
+    }
+    throw err;
   }
-  problemFromObject(raw, sets, problem);
-  return applyOverrides(raw, sets) as Record<string, unknown>;
+  const { value } = readYaml(text, problem, (issues) => invalidProblem(issues, problem));
+  problemFromObject(value, sets, problem);
+  return applyOverrides(value, sets) as Record<string, unknown>;
 }
 
 /** The readable report: each hint with its margins and cheaper neighbours, what never passes, the count. */

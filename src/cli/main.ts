@@ -8,6 +8,7 @@ import { closeEngines, runProblem } from '../run/run.js';
 import { EXIT } from './options.js';
 import { main } from './program.js';
 
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 let interrupts = 0;
 const code = await main(
   process.argv,
@@ -17,12 +18,13 @@ const code = await main(
     stderr: process.stderr,
     onInterrupt(handler) {
       const listener = (): void => {
-        // a second Ctrl-C does not wait for the workers to wind down
+        // a second signal does not wait for the workers to wind down
         if (++interrupts > 1) process.exit(EXIT.cancelled);
         handler();
       };
-      process.on('SIGINT', listener);
-      return () => void process.off('SIGINT', listener);
+      // a supervisor's stop (SIGTERM) or a closed terminal (SIGHUP) keeps finished work as Ctrl-C does
+      for (const signal of STOP_SIGNALS) process.on(signal, listener);
+      return () => STOP_SIGNALS.forEach((signal) => process.off(signal, listener));
     },
   },
 );

@@ -5,6 +5,7 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import type { EngineChoice } from '../run/types.js';
+import { MAX_SEEDS } from '../sweep/spec.js';
 
 /** How a command writes its results on stdout. */
 export type OutputFormat = 'table' | 'json' | 'csv';
@@ -16,8 +17,6 @@ export const ENGINE_CHOICES: readonly EngineChoice[] = ['auto', 'gpu', 'cpu'];
 export const DEFAULT_SEEDS = 64;
 /** Seeds are u32 keys of the counter-based generator (MODEL.md section 7). */
 export const MAX_SEED = 0xffffffff;
-/** A guard against typos like `--seeds 6400000`: the work grows linearly with seeds. */
-export const MAX_SEEDS = 1_000_000;
 
 /** Exit statuses of the CLI. */
 export const EXIT = {
@@ -45,7 +44,7 @@ export function parseInteger(text: string, option: string, min: number, max: num
   return value;
 }
 
-/** `--seeds N`: a positive integer. */
+/** `--seeds N`: a positive integer, at most the seeds a case may hold in memory (MAX_SEEDS). */
 export function parseSeeds(text: string): number {
   return parseInteger(text, '--seeds', 1, MAX_SEEDS);
 }

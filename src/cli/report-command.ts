@@ -1,16 +1,18 @@
 /**
  * `servesim report RESULTS.arrow`: the sweep report, one self-contained HTML page made from the
- * Arrow table that `servesim sweep --out` wrote, with a hint (`servesim hint --format json`)
- * when one is given.
+ * Arrow table that `servesim sweep --out` wrote (IPC file or stream), with a hint
+ * (`servesim hint --format json`) when one is given. A table cut short is refused; one that is
+ * partial on purpose (a sweep stopped early) is reported, and said to be partial.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { tableFromIPC, type Table } from 'apache-arrow';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ServesimError } from '../errors.js';
 import type { HintResult } from '../hint/api.js';
+import { readInputBytes, readInputFile } from '../problem/parse.js';
 import { renderReport } from '../report/html.js';
+import { readSweepArrow, type SweepArrow } from '../sweep/arrow.js';
 import { EXIT } from './options.js';
+import { outputProblem, writeOutput } from './sweep-command.js';
 
 /** Where `report` writes: the page with --out -, and what it wrote. */
 export interface ReportIo {
@@ -42,27 +44,24 @@ const hintSchema = z.looseObject({
   engine: z.string().nullable(),
 });
 
-function readFile(path: string, what: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch {
-    throw new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read ${what} ${path}`);
-  }
+/**
+ * Bytes of a results file, which may be far larger than a problem file: a row a grid point and
+ * case, ~30 columns of mostly 8-byte numbers, and in a stream a batch header a grid point. The
+ * largest grid (100,000 points) with several cases makes some hundreds of MB; 2 GiB leaves room
+ * beyond that and stays within one Node Buffer (4 GiB).
+ */
+export const MAX_RESULTS_BYTES = 2 * 1024 ** 3;
+
+/** A results file, refused when cut short (readSweepArrow), not a regular file, or over MAX_RESULTS_BYTES. */
+export function readResultsTable(path: string): SweepArrow {
+  return readSweepArrow(readInputBytes(path, 'results file', path, MAX_RESULTS_BYTES), path);
 }
 
-export function readResultsTable(path: string): Table {
-  const bytes = readFile(path, 'results file');
-  try {
-    return tableFromIPC(bytes);
-  } catch {
-    throw new ServesimError('SERVESIM_FILE_UNREADABLE', `${path} is not an Arrow IPC file (write one with servesim sweep --out FILE.arrow)`);
-  }
-}
-
+/** A hint file: a few configurations, bounded as a problem file is. */
 export function readHint(path: string): HintResult {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFile(path, 'hint file').toString('utf8'));
+    raw = JSON.parse(readInputFile(path, 'hint file'));
   } catch (err) {
     if (err instanceof ServesimError) throw err;
     throw new ServesimError('SERVESIM_FILE_UNREADABLE', `${path} is not JSON`);
@@ -83,20 +82,30 @@ export function defaultReportPath(results: string): string {
 
 /** Runs `report`; resolves to the exit status. Input errors are thrown. */
 export function reportCommand(results: string, opts: ReportCommandOptions, io: ReportIo): number {
-  const table = readResultsTable(results);
+  const out = opts.out ?? defaultReportPath(results);
+  const unwritable = out === '-' ? null : outputProblem('--out', out);
+  if (unwritable !== null) {
+    io.stderr.write(`servesim: ${unwritable}\n`);
+    return EXIT.usage;
+  }
+  const { table, partial } = readResultsTable(results);
+  if (partial !== null) io.stderr.write(`servesim: note: ${results} is ${partial}\n`);
   const hint = opts.hint === undefined ? null : readHint(opts.hint);
   const problem = table.schema.metadata.get('servesim.problem');
   if (hint && problem !== undefined && hint.problemId !== problem) {
     io.stderr.write(`servesim: warning: the hint is for problem ${hint.problemId}, the results for ${problem}\n`);
   }
   const html = renderReport(table, { hint });
-  const out = opts.out ?? defaultReportPath(results);
   if (out === '-') {
     io.stdout.write(html);
-  } else {
-    writeFileSync(out, html);
-    io.stderr.write(`wrote ${out}\n`);
+    return EXIT.ok;
   }
+  const failure = writeOutput('--out', out, html);
+  if (failure !== null) {
+    io.stderr.write(`servesim: ${failure}\n`);
+    return EXIT.usage;
+  }
+  io.stderr.write(`wrote ${out}\n`);
   return EXIT.ok;
 }
 
@@ -104,7 +113,7 @@ export function addReportCommand(program: Command, io: ReportIo, setExit: (code:
   program
     .command('report')
     .description('write a sweep\'s results as one self-contained HTML page of charts (no network needed to open it)')
-    .argument('<results>', 'Arrow file written by servesim sweep --out')
+    .argument('<results>', 'Arrow file (IPC file or stream) written by servesim sweep --out')
     .option('-o, --out <file>', 'HTML file to write, "-" for stdout (default: the results file with .html)')
     .option('--hint <file>', 'a hint result (servesim hint --format json) to show with the charts')
     .addHelpText(

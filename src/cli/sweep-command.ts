@@ -1,13 +1,17 @@
 /**
  * `servesim sweep FILE`: a problem over a grid of settings, one row per (grid point, case), as
- * a table, JSON, CSV or an Arrow stream. Ctrl-C or a failure part way keeps every finished
- * point: they are written first, then the points that did not finish are named on stderr.
+ * a table, JSON, CSV or Arrow. Ctrl-C, SIGTERM, SIGHUP or a failure part way keeps every
+ * finished point: they are written first (an Arrow file says which points it lacks), then the
+ * points that did not finish are named on stderr. Output paths are checked before any work,
+ * and written through a temporary file renamed into place, so a failed write leaves the
+ * previous file whole and the results in a file it names.
  */
-import { writeReportForSweep } from '../report/html.js';
-import { accessSync, constants, writeFileSync } from 'node:fs';
-import { dirname, extname, resolve } from 'node:path';
+import { accessSync, constants, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
+import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
 import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
@@ -31,6 +35,7 @@ export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow'
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
   '.arrow': 'arrow',
+  '.feather': 'arrow',
   '.arrows': 'arrow',
   '.csv': 'csv',
   '.json': 'json',
@@ -77,9 +82,11 @@ export function addSweepCommand(
   sweep
     .addHelpText(
       'after',
-      '\nResults go to stdout (or --out), progress and the engine used to stderr. On Ctrl-C or a\n' +
-        'failure the finished grid points are still written and the others listed on stderr\n' +
-        '(exit status 130 when cancelled).\n\n' +
+      '\nResults go to stdout (or --out), progress and the engine used to stderr. Arrow goes to\n' +
+        'a .arrow or .feather file as the Arrow IPC file format, to .arrows and stdout as the IPC\n' +
+        'stream. On Ctrl-C, SIGTERM, SIGHUP or a failure the finished grid points are still\n' +
+        'written (an Arrow table says it is partial and which points it lacks) and the others\n' +
+        'listed on stderr (exit status 130 when cancelled).\n\n' +
         'Examples:\n' +
         '  servesim sweep sweeps/hot-prefix-slots.yaml\n' +
         '  servesim sweep sweeps/coding-agents-replicas.yaml --out replicas.arrow\n' +
@@ -92,7 +99,7 @@ export function addSweepCommand(
 
 function sweepOptions(): Option[] {
   return [
-    new Option('-o, --out <file>', 'write the results to this file; its extension (.arrow, .csv, .json, .txt) picks the format'),
+    new Option('-o, --out <file>', 'write the results to this file; its extension (.arrow, .feather, .arrows, .csv, .json, .txt) picks the format'),
     new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
       .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
     new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
@@ -119,13 +126,10 @@ export async function sweepCommand(
   if (format === 'arrow' && opts.out === undefined && io.stdout.isTTY === true) {
     return usage(io, 'an Arrow stream is binary: write it to a file with --out results.arrow, or pipe stdout to a program');
   }
-  if (opts.out !== undefined) {
-    // a sweep can take hours: find an unwritable destination before, not after
-    try {
-      accessSync(dirname(resolve(opts.out)), constants.W_OK);
-    } catch {
-      return usage(io, `cannot write ${opts.out}: its folder does not exist or is not writable`);
-    }
+  // a sweep can take hours: find an unwritable destination before, not after
+  for (const [flag, path] of [['--out', opts.out], ['--report', opts.report]] as const) {
+    const problem = path === undefined ? null : outputProblem(flag, path);
+    if (problem !== null) return usage(io, problem);
   }
 
   const sweep = loadSweep(file, {
@@ -148,16 +152,88 @@ export async function sweepCommand(
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
   if (meta.choice !== undefined) io.stderr.write(`  ${meta.choice}\n`);
-  if (outcome.finished.length > 0) writeResults(sweep, outcome, format, opts.out, io);
-  if (outcome.finished.length > 0 && opts.report !== undefined) writeReportForSweep(opts.report, sweep, outcome);
+  const failures: string[] = [];
+  if (outcome.finished.length > 0) {
+    const written = [
+      writeResults(sweep, outcome, format, opts.out, io),
+      opts.report === undefined ? null : writeOutput('--report', opts.report, renderReport({ sweep, outcome })),
+    ];
+    for (const failure of written) if (failure !== null) failures.push(failure);
+  }
   if (outcome.unfinished.length > 0) reportUnfinished(sweep, outcome, io);
+  for (const failure of failures) io.stderr.write(`servesim: ${failure}\n`);
   if (outcome.cancelled) {
     io.stderr.write('cancelled\n');
     return EXIT.cancelled;
   }
   // main() prints it: a ServesimError by its message (status 2), anything else with its stack (1)
   if (outcome.error !== null) throw outcome.error;
-  return EXIT.ok;
+  return failures.length > 0 ? EXIT.usage : EXIT.ok;
+}
+
+function reason(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Where `path` is written first: beside it, so that the rename stays on one file system. */
+function temporaryPath(path: string): string {
+  return join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+}
+
+/**
+ * Why `flag`'s `path` cannot be written, or null: a directory, a file not writable, or a
+ * folder that is missing or takes no new file (tried by creating the temporary file).
+ */
+export function outputProblem(flag: string, path: string): string | null {
+  let existing;
+  try {
+    existing = statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    return `${flag} ${path}: cannot write it (${reason(err)})`;
+  }
+  if (existing?.isDirectory()) return `${flag} ${path}: is a directory; name a file`;
+  try {
+    if (existing !== undefined) accessSync(path, constants.W_OK);
+    if (existing === undefined || existing.isFile()) {
+      const probe = temporaryPath(path);
+      writeFileSync(probe, '', { flag: 'wx' });
+      rmSync(probe);
+    }
+  } catch (err) {
+    return `${flag} ${path}: cannot write it (${reason(err)})`;
+  }
+  return null;
+}
+
+/** A copy of `data` in a new folder of the system's temporary directory; null if that fails too. */
+function saveElsewhere(path: string, data: string | Uint8Array): string | null {
+  try {
+    const kept = join(mkdtempSync(join(tmpdir(), 'servesim-')), basename(path));
+    writeFileSync(kept, data);
+    return kept;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes `data` to `path` whole or not at all: to a temporary file beside it, then renamed into
+ * place (a device or pipe, such as /dev/stdout, is written as it is: a rename would replace it).
+ * Returns null, or why it failed and where the data is kept instead.
+ */
+export function writeOutput(flag: string, path: string, data: string | Uint8Array): string | null {
+  let temp: string | null = null;
+  try {
+    const existing = statSync(path, { throwIfNoEntry: false });
+    temp = existing === undefined || existing.isFile() ? temporaryPath(path) : null;
+    writeFileSync(temp ?? path, data);
+    if (temp !== null) renameSync(temp, path);
+    return null;
+  } catch (err) {
+    if (temp !== null) rmSync(temp, { force: true });
+    const kept = saveElsewhere(path, data);
+    return `${flag} ${path}: cannot write it (${reason(err)}); ${kept === null ? 'it could not be saved elsewhere either' : `what it would hold is in ${kept}`}`;
+  }
 }
 
 function usage(io: SweepIo, message: string): number {
@@ -165,10 +241,20 @@ function usage(io: SweepIo, message: string): number {
   return EXIT.usage;
 }
 
-function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat): string | Uint8Array {
+/** Why the sweep stopped early, for the Arrow metadata; undefined when it did not. */
+function stoppedBecause(outcome: SweepOutcome): string | undefined {
+  if (outcome.cancelled) return 'cancelled';
+  return outcome.error === null ? undefined : `stopped by an error: ${outcome.error.message}`;
+}
+
+function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: string | undefined): string | Uint8Array {
   switch (format) {
-    case 'arrow':
-      return sweepToArrow(sweep, outcome.rows, outcome.meta);
+    case 'arrow': {
+      // the stream format for pipes and `.arrows`; the file format (with its footer) for files
+      const ipc = out === undefined || extname(out).toLowerCase() === '.arrows' ? 'stream' : 'file';
+      const stopped = stoppedBecause(outcome);
+      return sweepToArrow(sweep, outcome.rows, outcome.meta, { format: ipc, ...(stopped === undefined ? {} : { stopped }) });
+    }
     case 'json':
       return formatSweepJson(sweep, outcome);
     case 'csv':
@@ -178,15 +264,17 @@ function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat): strin
   }
 }
 
-function writeResults(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: string | undefined, io: SweepIo): void {
-  const data = render(sweep, outcome, format);
+/** Writes the results; returns why that failed, or null. */
+function writeResults(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: string | undefined, io: SweepIo): string | null {
+  const data = render(sweep, outcome, format, out);
   if (out === undefined) {
     io.stdout.write(data);
-    return;
+    return null;
   }
-  writeFileSync(out, data);
+  const failure = writeOutput('--out', out, data);
   const points = outcome.finished.length;
-  io.stderr.write(`wrote ${outcome.rows.length} rows (${points} grid point${points === 1 ? '' : 's'}) to ${out}\n`);
+  if (failure === null) io.stderr.write(`wrote ${outcome.rows.length} rows (${points} grid point${points === 1 ? '' : 's'}) to ${out}\n`);
+  return failure;
 }
 
 function reportUnfinished(sweep: Sweep, outcome: SweepOutcome, io: SweepIo): void {

@@ -1,8 +1,8 @@
 /**
  * Compiles a typed problem and one scenario into the engines' flat input: a u32 parameter
  * block, the inverse-CDF tables, and the size of one instance's state. Every capacity the
- * engines use is sized here from the configuration; an instance that outgrows one stops with
- * an error code rather than dropping work (see `ERR` in layout.ts).
+ * engines use is sized here from the configuration; an instance that reaches one is overloaded,
+ * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
 import type { Distribution, Problem, Scenario, Target } from '../model/problem.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
@@ -168,7 +168,8 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.SERVER_REPLICAS] = server.replicas;
     p[P.SERVER_SLOTS] = server.slots;
     p[P.T_SERVICE] = table(server.service);
-    // a stable queue rarely holds more than a few hundred; an unstable one fails loudly
+    // a stable queue rarely holds more than a few hundred; an unstable one reaches this bound
+    // and refuses arrivals from then on, as overloaded
     jobCap = 8 * server.replicas * server.slots + 256;
     if (timeout > 0) jobCap = Math.min(jobCap, poissonBound(peakRatePerMicro * timeout));
   }

@@ -33,10 +33,10 @@ export const enum FAILURE {
 }
 export const FAILURE_WORDS = FAILURE.COUNT;
 
-/** Instance state header. */
+/** Instance state header. ERROR: a full heap or cache (an ERR); STOPPED: the instance stopped on it. */
 export const enum G {
-  ERROR, DONE, KEY, NOW, SEQ, HEAP_LEN, NEXT_INDEX, NEXT_ARRIVAL, FREE_JOB, LIVE, RR, RAND,
-  APP_RR, SLOW, ORCH_BUSY, ROUTER_BUSY, TOOLS_BUSY, TOOL_Q_HEAD, TOOL_Q_TAIL, TOOL_Q_LEN,
+  ERROR, STOPPED, DONE, KEY, NOW, SEQ, HEAP_LEN, NEXT_INDEX, NEXT_ARRIVAL, FREE_JOB, LIVE, RR,
+  RAND, APP_RR, SLOW, ORCH_BUSY, ROUTER_BUSY, TOOLS_BUSY, TOOL_Q_HEAD, TOOL_Q_TAIL, TOOL_Q_LEN,
   SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, COUNT,
 }
 export const HEADER_WORDS = G.COUNT;
@@ -70,12 +70,15 @@ export const JOB_WORDS = J.COUNT;
 /** Per heap entry: time, insertion sequence (ties), kind << 24 | id, tag (generation). */
 export const HEAP_WORDS = 4;
 
-/** Result counters; two-word sums are low word first. */
+/**
+ * Result counters; two-word sums are low word first. OVERLOADED counts arrivals failed for an
+ * overload; OVERLOAD is the first capacity reached (an ERR), OVERLOAD_AT where (a TARGET).
+ */
 export const enum R {
   ARRIVALS, SUCCESSES, REJECTED, TIMED_OUT, DIED, LATENCY_SUM, LATENCY_SUM_HI, SOJOURN_SUM,
   SOJOURN_SUM_HI, WAITED, QUEUED, WAIT_SUM, WAIT_SUM_HI, PROMPT_TOKENS, PROMPT_TOKENS_HI,
   CACHED_TOKENS, CACHED_TOKENS_HI, BUSY, BUSY_HI, BATCH_AREA, BATCH_AREA_HI, IN_SYSTEM_AREA,
-  IN_SYSTEM_AREA_HI, LONGEST_QUEUE, EVENTS, EVENTS_HI, COUNT,
+  IN_SYSTEM_AREA_HI, LONGEST_QUEUE, EVENTS, EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, COUNT,
 }
 export const RESULT_SCALARS = R.COUNT;
 
@@ -108,7 +111,11 @@ export const enum FAIL_MODE {
 export const enum POLICY {
   ROUND_ROBIN, RANDOM, LEAST_LOADED, PREFIX_AFFINITY, BOUNDED_AFFINITY, CACHE_AWARE,
 }
-/** Why an instance stopped early: a capacity sized from the configuration was exceeded. */
+/**
+ * A capacity sized from the configuration that an instance reached (R.OVERLOAD, the first one;
+ * R.OVERLOAD_AT says at which component's queue, as a TARGET). A full job table refuses the
+ * arrival and the instance goes on; a full heap or cache stops it (G.ERROR).
+ */
 export const enum ERR {
   NONE, JOBS_FULL, HEAP_FULL, CACHE_FULL,
 }

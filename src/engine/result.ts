@@ -2,26 +2,29 @@
 import type { InstanceResult } from '../model/result.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import type { EngineConfig } from './compile.js';
-import { ERR, G, P, R } from './layout.js';
-import { ServesimError } from '../errors.js';
+import { ERR, P, R, TARGET } from './layout.js';
 
 const TWO_32 = 2 ** 32;
 
-const CAPACITY: Record<number, string> = {
-  [ERR.JOBS_FULL]: 'jobs in the system at once (params JOB_CAP, sized from app slots and arrivals within a timeout)',
-  [ERR.HEAP_FULL]: 'pending events (params HEAP_CAP)',
-  [ERR.CACHE_FULL]: 'KV cache entries per replica (params CACHE_CAP)',
+/** Components by the TARGET code in R.OVERLOAD_AT, as problem files name them. */
+const COMPONENT: Record<number, string> = {
+  [TARGET.GPU]: 'gpu',
+  [TARGET.SERVER]: 'server',
+  [TARGET.TOOLS]: 'tools',
+  [TARGET.APP]: 'app',
 };
 
-/** Throws when the instance stopped on a capacity; the message names the capacity hit. */
-export function checkInstance(config: EngineConfig, state: Uint32Array, base: number): void {
-  const code = state[base + G.ERROR]!;
-  if (code === ERR.NONE) return;
-  const limit = code === ERR.JOBS_FULL ? config.params[P.JOB_CAP] : code === ERR.HEAP_FULL ? config.params[P.HEAP_CAP] : config.params[P.CACHE_CAP];
-  throw new ServesimError(
-    'SERVESIM_CAPACITY_EXCEEDED',
-    `case ${config.scenario}: more than ${limit} ${CAPACITY[code] ?? `(error ${code})`}; the system is far past saturation or a capacity is sized too small`,
-  );
+/**
+ * "queue at server passed its capacity (272 jobs)": the capacity an instance reached first
+ * (R.OVERLOAD) and where (R.OVERLOAD_AT); '' when it reached none.
+ */
+function overloadReason(config: EngineConfig, record: Uint32Array): string {
+  const code = record[R.OVERLOAD]!;
+  const at = COMPONENT[record[R.OVERLOAD_AT]!];
+  if (code === ERR.JOBS_FULL) return `queue at ${at} passed its capacity (${config.params[P.JOB_CAP]} jobs)`;
+  if (code === ERR.HEAP_FULL) return `queue at ${at} passed the event heap's capacity (${config.params[P.HEAP_CAP]} events)`;
+  if (code === ERR.CACHE_FULL) return `KV cache at ${at} passed its capacity (${config.params[P.CACHE_CAP]} entries a replica)`;
+  return '';
 }
 
 /**
@@ -29,7 +32,6 @@ export function checkInstance(config: EngineConfig, state: Uint32Array, base: nu
  * reused. `base` is the instance's first state word.
  */
 export function extractResult(config: EngineConfig, state: Uint32Array, base: number): Uint32Array {
-  checkInstance(config, state, base);
   return state.slice(base + config.resultOffset, base + config.resultOffset + config.resultWords);
 }
 
@@ -43,6 +45,8 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     rejected: record[R.REJECTED]!,
     timedOut: record[R.TIMED_OUT]!,
     died: record[R.DIED]!,
+    overloaded: record[R.OVERLOADED]!,
+    overload: overloadReason(config, record),
     latency: record.slice(calls + config.gpuReplicas, calls + config.gpuReplicas + HISTOGRAM_BUCKETS),
     latencySum: wide(R.LATENCY_SUM),
     sojournSum: wide(R.SOJOURN_SUM),

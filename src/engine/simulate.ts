@@ -3,7 +3,8 @@
  * state record. kernels/simulate.wgsl is the same program in WGSL: same functions, same
  * order, same names (a reader can put the two side by side). Rules that keep them equal:
  * only u32 arithmetic (`>>> 0`, Math.imul, split multiplies), no allocation, no floats, and
- * every capacity sized by compile.ts (an overflow sets ERROR and stops the instance).
+ * every capacity sized by compile.ts (reaching one is an overload, recorded in the result: see
+ * ERR in layout.ts).
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (MODEL.md: continuous batching, chunked prefill).
@@ -92,9 +93,9 @@ function bucketOf(v: number): number {
   return (shift + 1) * (1 << SUB_BITS) + ((v >>> shift) & ((1 << SUB_BITS) - 1));
 }
 
+/** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
 function fail(code: number): void {
   if (st[sb + G.ERROR] === ERR.NONE) st[sb + G.ERROR] = code;
-  st[sb + G.DONE] = 1;
 }
 
 function random(stream: number, a: number, b: number): number {
@@ -183,7 +184,7 @@ function jobAt(j: number): number {
 function jobAlloc(): number {
   const j = st[sb + G.FREE_JOB]!;
   if (j === NONE) {
-    fail(ERR.JOBS_FULL);
+    overload(ERR.JOBS_FULL);
     return NONE;
   }
   const jb = jobAt(j);
@@ -227,6 +228,34 @@ function queueUnlink(q: number, j: number): void {
   if (next === NONE) st[q + 1] = prev;
   else st[jobAt(next) + J.PREV] = prev;
   st[q + 2] = st[q + 2]! - 1;
+}
+
+/**
+ * The component whose queue holds the most jobs (the GPU replicas' queues together): where an
+ * overload shows. With every queue empty the jobs are in service, held by the app (or server).
+ */
+function busiestQueue(): number {
+  let gpu = 0;
+  for (let r = 0; r < pr[P.GPU_REPLICAS]!; r++) gpu += st[replicaAt(r) + RP.Q_LEN]!;
+  let at = pr[P.KIND] === KIND.JOB ? TARGET.SERVER : TARGET.APP;
+  let most = 0;
+  if (gpu > most) {
+    at = TARGET.GPU;
+    most = gpu;
+  }
+  if (st[sb + G.TOOL_Q_LEN]! > most) {
+    at = TARGET.TOOLS;
+    most = st[sb + G.TOOL_Q_LEN]!;
+  }
+  if (st[sb + G.SERVER_Q_LEN]! > most) at = TARGET.SERVER;
+  return at;
+}
+
+/** Records the first capacity (an ERR) the instance reached, and where it showed. */
+function overload(code: number): void {
+  if (st[result(R.OVERLOAD)] !== ERR.NONE) return;
+  st[result(R.OVERLOAD)] = code;
+  st[result(R.OVERLOAD_AT)] = code === ERR.CACHE_FULL ? TARGET.GPU : busiestQueue();
 }
 
 function noteBusy(from: number, to: number, batch: number): void {
@@ -927,8 +956,13 @@ function arrival(): void {
       return;
     }
   }
-  const j = jobAlloc();
-  if (j === NONE) return;
+  // a stopped instance (stopInstance) or a full job table refuses it: it fails as overloaded
+  let j = NONE;
+  if (st[sb + G.STOPPED] === 0) j = jobAlloc();
+  if (j === NONE) {
+    if (counted !== 0) count(R.OVERLOADED);
+    return;
+  }
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.AT_ROUTER;
   st[jb + J.ARRIVAL] = now;
@@ -1145,12 +1179,27 @@ function nextEvent(until: number): boolean {
   return true;
 }
 
+/**
+ * After a full heap or cache (fail): every job in the system fails as overloaded and pending
+ * events are dropped; arrivals still come, to the end of the window, and are refused (arrival),
+ * so the success rate counts every request the instance could not serve.
+ */
+function stopInstance(): void {
+  st[sb + G.STOPPED] = 1;
+  overload(st[sb + G.ERROR]!);
+  for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
+    if (st[jobAt(j) + J.STAGE] !== STAGE.FREE) jobFail(j, R.OVERLOADED);
+  }
+  st[sb + G.HEAP_LEN] = 0;
+}
+
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 function advanceInstance(until: number): boolean {
   while (st[sb + G.DONE] === 0 && nextEvent(until)) {
     st[sb + G.NOW] = evTime;
     add64(R.EVENTS, 1);
     handleEvent();
+    if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
   if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.HEAP_LEN] === 0) st[sb + G.DONE] = 1;

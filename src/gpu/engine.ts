@@ -13,9 +13,7 @@
  * did is undone from a copy of the state and redone with half the budget.
  */
 import type { EngineConfig } from '../engine/compile.js';
-import { G } from '../engine/layout.js';
 import { END_OF_TIME, horizonOf, runReference } from '../engine/reference.js';
-import { extractResult } from '../engine/result.js';
 import { ServesimError } from '../errors.js';
 import { captureGpuErrors, type GpuContext, type GpuLimits } from './adapter.js';
 import {
@@ -309,7 +307,6 @@ async function runBatches(
 
   const { device } = ctx;
   const stateBytes = batch * config.stateWords * 4;
-  const recordWords = config.resultWords + 1;
   const buffers: GPUBuffer[] = [];
   const keep = (b: GPUBuffer): GPUBuffer => {
     buffers.push(b);
@@ -322,7 +319,7 @@ async function runBatches(
     const state = keep(createStorageBufferOfSize(device, stateBytes, { label: 'state', what: stateWhat }));
     // where loops are capped, each advance may be undone: the state as it was before it
     const backup = kernel.loopCapped ? keep(createStorageBufferOfSize(device, stateBytes, { label: 'state backup', what: stateWhat })) : null;
-    const results = keep(createStorageBufferOfSize(device, batch * recordWords * 4, { label: 'results', what: `the results of ${formatCount(batch)} instances` }));
+    const results = keep(createStorageBufferOfSize(device, batch * config.resultWords * 4, { label: 'results', what: `the results of ${formatCount(batch)} instances` }));
     const counters = keep(createStorageBufferOfSize(device, COUNTER_WORDS * 4, { label: 'counters' }));
     const countersStaging = keep(device.createBuffer({ label: 'counters readback', size: COUNTER_WORDS * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
     const runWords = new Uint32Array(RUN_WORDS);
@@ -408,16 +405,11 @@ async function runBatches(
       device.queue.submit([gather.finish()]);
       const words = await whileAlive(
         ctx,
-        readStorageBuffer(device, results, { byteLength: n * recordWords * 4 }),
+        readStorageBuffer(device, results, { byteLength: n * config.resultWords * 4 }),
         `reading back ${what}`,
       );
       checkDevice(ctx, `reading back ${what}`);
-      // A gathered record is the error word, then the result record: extractResult reads it
-      // as a state whose G.ERROR word lies at the record's start and the result just after.
-      const view: EngineConfig = { ...config, resultOffset: G.ERROR + 1 };
-      for (let i = 0; i < n; i++) {
-        out.set(extractResult(view, words, i * recordWords - G.ERROR), (offset + i) * config.resultWords);
-      }
+      out.set(words, offset * config.resultWords);
       finished.gpu = offset + n;
     }
   } catch (err) {
@@ -434,7 +426,7 @@ async function runBatches(
  *
  * @throws ServesimError SERVESIM_GPU_LIMIT when one instance's state exceeds the buffer
  *   limits; SERVESIM_GPU_ERROR when the device is lost or reports an error;
- *   SERVESIM_CAPACITY_EXCEEDED as runReference; SERVESIM_CANCELLED when `signal` aborts.
+ *   SERVESIM_CANCELLED when `signal` aborts.
  */
 export async function runGpu(
   ctx: GpuContext,

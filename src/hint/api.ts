@@ -4,12 +4,8 @@
  * share.
  */
 import { z } from 'zod';
-
-const value = z.union([z.number(), z.string()]);
-const range = z
-  .object({ from: z.number(), to: z.number(), step: z.number().positive('must be positive') })
-  .strict()
-  .refine((r) => r.to >= r.from, { message: 'to must be at least from' });
+import { gridSchema, MAX_SEEDS, MAX_SEEDS_MESSAGE } from '../sweep/spec.js';
+import { MAX_COST_LENGTH } from './cost.js';
 
 export const hintRequestSchema = z
   .object({
@@ -18,14 +14,12 @@ export const hintRequestSchema = z
     /** The paths to search over, each a list or a range (as a sweep's grid). Numeric paths
      * are searched assuming a larger value never hurts (checked around what is found); each
      * value of a string path (router.policy) is searched on its own. */
-    vary: z
-      .record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range]))
-      .refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
+    vary: gridSchema.refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
     /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths and
      * numeric problem fields (times in microseconds); default `gpu.replicas * gpu.slots`. */
-    cost: z.string().min(1).optional(),
+    cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: z.number().int().min(1).max(100_000).default(32),
+    seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(32),
     seed: z.number().int().min(0).max(0xffffffff).optional(),
     confidence: z.number().gt(0).max(1).optional(),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),

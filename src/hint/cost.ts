@@ -9,6 +9,11 @@ import { formatPath, parsePath } from '../problem/schema-walk.js';
 
 export const DEFAULT_COST = 'gpu.replicas * gpu.slots';
 
+/** Characters of a cost expression: a cost is a short formula; parsing and evaluating are linear in it. */
+export const MAX_COST_LENGTH = 1_000;
+/** Parentheses and signs nested in a cost: the parser and the evaluator recurse once a level. */
+const MAX_COST_DEPTH = 32;
+
 type Node =
   | { readonly kind: 'number'; readonly value: number }
   | { readonly kind: 'path'; readonly path: string }
@@ -56,8 +61,12 @@ function tokenize(text: string): Token[] {
 
 /** Parses a cost expression; a syntax error names the column. */
 export function parseCost(text: string): CostExpression {
+  if (text.length > MAX_COST_LENGTH) {
+    throw invalid(`${text.length.toLocaleString('en')} characters; the limit is ${MAX_COST_LENGTH.toLocaleString('en')}`);
+  }
   const tokens = tokenize(text);
   let pos = 0;
+  let depth = 0;
   const paths: string[] = [];
 
   const peek = (): Token | undefined => tokens[pos];
@@ -83,15 +92,24 @@ export function parseCost(text: string): CostExpression {
     }
     return left;
   };
+  /** Parses what follows `opener` (a sign or "(") one level deeper, refusing past MAX_COST_DEPTH. */
+  const nested = (opener: Token, inner: () => Node): Node => {
+    if (++depth > MAX_COST_DEPTH) {
+      throw invalid(`parentheses and signs nest deeper than ${MAX_COST_DEPTH} levels at column ${opener.at + 1}; the limit is ${MAX_COST_DEPTH}`);
+    }
+    const node = inner();
+    depth--;
+    return node;
+  };
   const unary = (): Node => {
     const t = peek();
     if (t?.kind === 'op' && t.text === '-') {
       pos++;
-      return { kind: 'negate', operand: unary() };
+      return nested(t, () => ({ kind: 'negate', operand: unary() }));
     }
     if (t?.kind === 'op' && t.text === '+') {
       pos++;
-      return unary();
+      return nested(t, unary);
     }
     return primary();
   };
@@ -110,7 +128,7 @@ export function parseCost(text: string): CostExpression {
     }
     if (t.text === '(') {
       pos++;
-      const inner = expression();
+      const inner = nested(t, expression);
       if (peek()?.text !== ')') fail('")"');
       pos++;
       return inner;
@@ -145,12 +163,13 @@ export function parseCost(text: string): CostExpression {
 
 /**
  * Reads a number at a dotted path of the typed problem (times in microseconds, as the engine
- * has them), or undefined when there is none there.
+ * has them), or undefined when there is none there. Own fields only: `constructor.length` is
+ * no field of a problem, though every object inherits it.
  */
 export function numberAt(root: unknown, path: string): number | undefined {
   let node: unknown = root;
   for (const seg of parsePath(path) ?? []) {
-    if (node === null || typeof node !== 'object') return undefined;
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, seg)) return undefined;
     node = (node as Record<PropertyKey, unknown>)[seg];
   }
   return typeof node === 'number' && Number.isFinite(node) ? node : undefined;

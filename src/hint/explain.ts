@@ -26,11 +26,13 @@ export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confiden
 }
 
 /**
- * "peak-hour: success 97.2% < 99%, p99 4.1 s > 3 s"; the pass probability is named only when
- * the pooled goals are met, since it is then the reason.
+ * "peak-hour: success 97.2% < 99%, p99 4.1 s > 3 s"; an overload comes first ("as-given:
+ * overloaded: queue at server passed its capacity (272 jobs) in 32 of 32 seeds, success ...");
+ * the pass probability is named only when the pooled goals are met and nothing overloaded,
+ * since it is then the reason.
  */
 export function whyFails(row: CaseSummary, goals: Goals, confidence: number): string {
-  const reasons: string[] = [];
+  const reasons: string[] = row.overloaded_seeds > 0 ? [row.overload_reason] : [];
   if (Number.isNaN(row.success)) reasons.push('no arrivals');
   else if (row.success < goals.success) reasons.push(`success ${below(row.success * 100, goals.success * 100, 1, '%')}`);
   // NaN (no successes) compares false: the success rate has said it already

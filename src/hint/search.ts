@@ -3,9 +3,9 @@
  * search in `frontier.ts` with grid points evaluated through the sweep runner, and explained
  * case by case (`explain.ts`).
  */
-import { ServesimError } from '../errors.js';
+import { invalidHintRequest, ServesimError } from '../errors.js';
 import type { CaseSummary } from '../model/summary.js';
-import { sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
+import { protoGridKey, sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
 import { pointProblem, runSweep } from '../sweep/run.js';
 import {
   hintRequestSchema,
@@ -30,10 +30,11 @@ interface PointResult extends Evaluation {
 }
 
 export async function runHints(request: HintRequest, options: HintOptions = {}): Promise<HintResult> {
+  const proto = protoGridKey(request, 'vary');
+  if (proto !== undefined) throw invalidHintRequest([proto]);
   const parsed = hintRequestSchema.safeParse(request);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`);
-    throw new ServesimError('SERVESIM_SWEEP_INVALID', `invalid hint request: ${lines.join('; ')}`);
+    throw invalidHintRequest(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(request)', message: i.message })));
   }
   const req = parsed.data;
   const sweep = sweepFromObject(

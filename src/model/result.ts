@@ -13,6 +13,13 @@ export interface InstanceResult {
   readonly timedOut: number;
   /** Its replica died and no retry could finish it. */
   readonly died: number;
+  /**
+   * Refused or failed because the instance reached a capacity of the engines: its job table
+   * was full on arrival, or a full event heap or KV cache index stopped the instance.
+   */
+  readonly overloaded: number;
+  /** The capacity reached first and where ("queue at server passed its capacity (272 jobs)"); '' if none. */
+  readonly overload: string;
   /** End-to-end latency of each success, microseconds, bucketed as `model/histogram.ts`. */
   readonly latency: Uint32Array;
   /** Sum of successes' latencies, microseconds. */

@@ -29,16 +29,26 @@ export interface CaseSummary {
   readonly rejected: number;
   readonly timed_out: number;
   readonly died: number;
+  /** Requests failed because an instance was overloaded (see `overload_reason`). */
+  readonly overloaded: number;
   /** Share of the most-loaded GPU replica in model calls. */
   readonly top_replica_share: number;
   readonly mean_wait_ms: number;
   readonly wait_probability: number;
   readonly longest_queue: number;
+  /** Seeds whose instance reached one of the engines' capacities: a design past saturation. */
+  readonly overloaded_seeds: number;
+  /**
+   * Why those seeds fail the case, '' when none did: "overloaded: queue at server passed its
+   * capacity (272 jobs) in 64 of 64 seeds".
+   */
+  readonly overload_reason: string;
 }
 
 export const SUMMARY_COLUMNS: readonly (keyof CaseSummary)[] = [
   'case', 'seeds', 'requests', 'success', 'success_lo', 'success_hi', 'p50_ms', 'p90_ms',
   'p99_ms', 'p99_lo_ms', 'p99_hi_ms', 'p99_all_ms', 'pass_probability', 'passes',
-  'kv_hit_rate', 'gpu_utilization', 'mean_batch', 'rejected', 'timed_out', 'died',
-  'top_replica_share', 'mean_wait_ms', 'wait_probability', 'longest_queue',
+  'kv_hit_rate', 'gpu_utilization', 'mean_batch', 'rejected', 'timed_out', 'died', 'overloaded',
+  'top_replica_share', 'mean_wait_ms', 'wait_probability', 'longest_queue', 'overloaded_seeds',
+  'overload_reason',
 ];

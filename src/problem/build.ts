@@ -4,8 +4,9 @@
  * kind-dependent defaults (warm-up), and the cases.
  */
 import type { FieldIssue } from '../errors.js';
-import type { Distribution, Problem, Target, Workload } from '../model/problem.js';
-import { HORIZON_TEXT, LIMITS } from './limits.js';
+import { tableTop } from '../model/distribution.js';
+import type { Distribution, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
+import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
 import { isPlainObject } from './schema-walk.js';
 import { COMPONENTS, WORKLOAD_KINDS, type ComponentName, type ProblemFile } from './schema.js';
@@ -29,10 +30,20 @@ const DEFAULT_WARMUP: Readonly<Record<Kind, number>> = {
 
 /**
  * Missing and unwanted components, judged on the raw file so they are reported together with
- * the field errors rather than one round later.
+ * the field errors rather than one round later; and a case named `__proto__` (a JSON key),
+ * which zod's records skip without a word.
  */
 export function componentIssues(raw: unknown): FieldIssue[] {
-  if (!isPlainObject(raw) || !isPlainObject(raw['workload'])) return [];
+  if (!isPlainObject(raw)) return [];
+  const scenarios = raw['scenarios'];
+  const proto: FieldIssue[] = isPlainObject(scenarios) && Object.hasOwn(scenarios, '__proto__')
+    ? [{ path: 'scenarios.__proto__', message: '"__proto__" is not a valid name: must be lower-case words joined by -' }]
+    : [];
+  return [...proto, ...componentsOf(raw)];
+}
+
+function componentsOf(raw: Record<string, unknown>): FieldIssue[] {
+  if (!isPlainObject(raw['workload'])) return [];
   const kind = raw['workload']['kind'];
   if (typeof kind !== 'string' || !(WORKLOAD_KINDS as readonly string[]).includes(kind)) return [];
   const needs = COMPONENTS_BY_KIND[kind as Kind];
@@ -76,6 +87,21 @@ function workloadOf(file: ProblemFile): Workload {
   }
 }
 
+/** The longest batch iteration a profile takes: every slot decoding, and a full chunk of prefill. */
+function longestIteration(profile: GpuProfile, slots: number): number {
+  const prefillNs = Math.round(1e6 / profile.prefillRate) * profile.chunk;
+  return profile.base + profile.perSeq * slots + Math.ceil(prefillNs / 1000);
+}
+
+/** The longest time a slowdown of each component can stretch. */
+function longestTimes(file: ProblemFile): Map<Target, number> {
+  const out = new Map<Target, number>();
+  if (file.gpu !== undefined) out.set('gpu', longestIteration(file.gpu.profile, file.gpu.slots));
+  if (file.tools !== undefined) out.set('tools', Math.round(tableTop(file.tools.latency)));
+  if (file.server !== undefined) out.set('server', Math.round(tableTop(file.server.service)));
+  return out;
+}
+
 /** Checks of the workload against the pool that must serve it. */
 function workloadIssues(file: ProblemFile): FieldIssue[] {
   const out: FieldIssue[] = [];
@@ -83,22 +109,40 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
   if (w.kind === 'request' && w.share > 0 && w.prefixes.length === 0) {
     out.push({ path: 'workload.prefixes', message: `needs 1 to ${LIMITS.prefixes} prefixes when share is above 0` });
   }
-  const kv = file.gpu?.kvTokens;
-  if (kv === undefined) return out;
+  if (file.gpu === undefined) return out;
+  const { kvTokens: kv, slots } = file.gpu;
   // a call whose smallest possible context exceeds the cache could never be admitted
-  let least = 0;
+  type Part = readonly [field: string, tokens: number];
+  const sum = (parts: readonly Part[]): number => parts.reduce((s, [, n]) => s + n, 0);
+  const smallestPrefix: Part | undefined = w.kind === 'request' && w.prefixes.length > 0
+    ? ['the smallest of workload.prefixes', Math.min(...w.prefixes.map((p) => p.tokens))]
+    : undefined;
+  let parts: readonly Part[] = [];
   let what = '';
   if (w.kind === 'request') {
-    const shared = w.share > 0 && w.prefixes.length > 0 ? Math.min(...w.prefixes.map((p) => p.tokens)) + floorOf(w.suffix) : Infinity;
-    const unique = w.share < 1 ? floorOf(w.unique) : Infinity;
-    least = Math.min(shared, unique) + floorOf(w.output);
+    const shared: Part[] | undefined = w.share > 0 && smallestPrefix !== undefined ? [smallestPrefix, ['workload.suffix', floorOf(w.suffix)]] : undefined;
+    const unique: Part[] | undefined = w.share < 1 ? [['workload.unique', floorOf(w.unique)]] : undefined;
+    const prompt = shared === undefined || (unique !== undefined && sum(unique) < sum(shared)) ? unique : shared;
+    parts = prompt === undefined ? [] : [...prompt, ['workload.output', floorOf(w.output)]];
     what = 'the smallest request (prompt + output)';
   } else if (w.kind === 'task') {
-    least = w.system + floorOf(w.input) + floorOf(w.output);
+    parts = [['workload.system', w.system], ['workload.input', floorOf(w.input)], ['workload.output', floorOf(w.output)]];
     what = "an agent's first step (system + input + output)";
   }
-  if (Number.isFinite(least) && least > kv) {
-    out.push({ path: 'gpu.kvTokens', message: `${kv} tokens cannot hold ${what}, ${least} tokens` });
+  const least = sum(parts);
+  if (least > kv) {
+    const terms = parts.map(([field, n]) => `${field} ${n}`).join(' + ');
+    out.push({ path: 'gpu.kvTokens', message: `${kv} tokens cannot hold ${what}, ${least} tokens (${terms})` });
+  }
+  // each replica indexes its cached contexts; the smallest one decides how many fit
+  const smallest = w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
+  const entries = smallest === undefined ? 0 : cacheEntries(kv, smallest[1], slots);
+  if (smallest !== undefined && entries > LIMITS.cacheEntries) {
+    out.push({
+      path: 'gpu.kvTokens',
+      message: `${kv} tokens hold ${entries} cache entries of ${smallest[0]} (${smallest[1]} tokens) ` +
+        `with gpu.slots; the engines index at most ${LIMITS.cacheEntries} a replica`,
+    });
   }
   return out;
 }
@@ -120,7 +164,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
     issues.push({
       path: 'traffic.duration',
       message:
-        `warmup ${formatDuration(warmup)} + duration ${formatDuration(duration)} + ${deadline} ${formatDuration(timeout)} ` +
+        `traffic.warmup ${formatDuration(warmup)} + traffic.duration ${formatDuration(duration)} + ${deadline} ${formatDuration(timeout)} ` +
         `= ${formatDuration(horizon)}, must be under ${HORIZON_TEXT} (engines keep time in u32 microseconds)`,
     });
   }
@@ -137,6 +181,9 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
     replicas,
     dependency: kind === 'job' ? 'server' : 'gpu',
     killTarget: killTargetOf(replicas),
+    kind,
+    callsPerArrival: kind === 'task' ? (file.orchestrator?.steps ?? 1) : 1,
+    longest: longestTimes(file),
   };
   const built = buildCases(file, ctx, casesGiven);
   issues.push(...built.issues);

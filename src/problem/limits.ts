@@ -5,6 +5,22 @@
 export const LIMITS = {
   /** Arrivals per second, after any case's scaling: keeps one instance's event count sane. */
   maxRate: 100_000,
+  /**
+   * Least arrivals per second, after any case's scaling: gaps between arrivals then average at
+   * most 100s, and the sampling table of the gaps (its top is 8.9 x the mean) stays in u31.
+   */
+  minRate: 0.01,
+  /**
+   * Arrivals one instance may simulate (for a task workload: model calls, arrivals x steps),
+   * warm-up included. At the reference engine's 10us (M/M/c job) to 80us (request) per
+   * arrival and 50us per agent step on one core, 2 to 4 s of CPU; the shipped problems and
+   * sweeps need at most 9,900 and a 3900s M/M/c run 157,000.
+   */
+  maxArrivals: { job: 200_000, request: 50_000, task: 50_000 },
+  /** Arrivals the measured window must expect: fewer leave each seed's success and p99 to a handful. */
+  minArrivals: 10,
+  /** Shortest measured window: the lab's cases act on its thirds, and a rate needs seconds to mean anything. */
+  minWindowMicros: 1_000_000,
   /** warmup + duration + timeout must stay under this: engines keep time in u32 microseconds. */
   horizonMicros: 4_000_000_000,
   /** GPU replicas: the kernels keep per-replica state in fixed arrays. */
@@ -25,11 +41,46 @@ export const LIMITS = {
   retries: 10,
   /** Token counts: a prompt far past any context window is a typo. */
   tokens: 10_000_000,
+  /**
+   * Values the engines hold in thousandths (slowdown factor, bounded-affinity's c, alpha) must
+   * be whole thousandths: 1.0005 would silently become 1 or 1.001.
+   */
+  milli: 1000,
+  /** A case's rateScale or burst scale: a thousandfold is no longer the problem's traffic. */
+  maxScale: 1000,
+  /** Slowdown factor: 1000x slower is already a dead dependency. */
+  maxSlowdown: 1000,
+  /** Bounded-affinity's c: at c = replicas the bound already lets one replica take every call. */
+  maxBoundedLoad: 64,
+  /** Cache-aware's weight of queued tokens: beyond 100 cached tokens no longer count at all. */
+  maxAlpha: 100,
+  /**
+   * Relative weight of a shared prefix: with 16 prefixes weighted 0.001 to 1000, the lightest
+   * still gets a share the engines' 2^-31 steps can hold (about 6e-8).
+   */
+  weight: { min: 0.001, max: 1000 },
+  /** A GPU profile's prompt tokens per millisecond: at most 10,000 keeps 100ns+ per token, rounded to the ns. */
+  prefillRate: { min: 0.001, max: 10_000 },
+  /**
+   * One hop's overhead, or a GPU profile's base and perSeq: milliseconds in practice, so 10s is
+   * a typo's worth, and sums of them stay far inside u32 microseconds.
+   */
+  stepMicros: 10_000_000,
+  /** Cache entries one GPU replica indexes: src/engine/compile.ts's MAX_CACHE_ENTRIES, checked here at parse time. */
+  cacheEntries: 4096,
   /** The seed feeds a counter-based generator keyed by u32 words. */
   seed: 0xffff_ffff,
 } as const;
 
 export const HORIZON_TEXT = '4000s';
+
+/**
+ * Cache entries a GPU replica may need: as many of the smallest cached context as the KV cache
+ * holds, plus one per batch slot and two spare (as src/engine/compile.ts sizes CACHE_CAP).
+ */
+export function cacheEntries(kvTokens: number, smallestEntry: number, slots: number): number {
+  return Math.floor(kvTokens / Math.max(1, smallestEntry)) + slots + 2;
+}
 
 /** The lab's public cases, in the lab's order (MODEL.md section 4). */
 export const BUILTIN_CASE_NAMES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'] as const;
@@ -37,3 +88,9 @@ export type BuiltinCaseName = (typeof BUILTIN_CASE_NAMES)[number];
 
 /** A case name: lower-case words joined by '-', so it can sit in a dotted --set path. */
 export const CASE_NAME_PATTERN = '^[a-z0-9][a-z0-9-]*$';
+
+/**
+ * Names no case may take: members every JavaScript object inherits, and `prototype`. A case
+ * so named could read or write an inherited member wherever cases are looked up by name.
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);

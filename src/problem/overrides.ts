@@ -6,16 +6,21 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { invalidOverrides, type FieldIssue } from '../errors.js';
+import { shapeExcess } from './bounds.js';
 import { describeFields, unknownFieldMessage } from './issues.js';
 import { builtinProfile } from './profiles.js';
 import {
+  childOf,
   discriminatorOf,
   formatPath,
   isPlainObject,
   nodeOf,
   parsePath,
+  rawChild,
+  recordKeyProblem,
   unwrap,
   type PathSegment,
+  type SchemaNode,
 } from './schema-walk.js';
 import { COMPONENTS, problemFileSchema } from './schema.js';
 import { formatDuration } from './units.js';
@@ -39,7 +44,8 @@ class OverrideError extends Error {
 /** Parses `gpu.slots=8`: the path dotted, the value a YAML scalar (or flow collection). */
 export function parseOverride(text: string): Override {
   const eq = text.indexOf('=');
-  if (eq < 0) throw new OverrideError(text, 'expected PATH=VALUE, e.g. gpu.slots=8');
+  // an empty --set has no path to name: name the option, as '(problem)' names a whole file
+  if (eq < 0) throw new OverrideError(text.trim() === '' ? '(--set)' : text, 'expected PATH=VALUE, e.g. gpu.slots=8');
   const pathText = text.slice(0, eq).trim();
   const valueText = text.slice(eq + 1).trim();
   if (pathText === '') throw new OverrideError(text, 'the path before = is empty; expected PATH=VALUE, e.g. gpu.slots=8');
@@ -54,6 +60,9 @@ export function parseOverride(text: string): Override {
   } catch (e) {
     throw new OverrideError(pathText, `the value ${JSON.stringify(valueText)} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
+  // a value is held to a file's bounds before it is checked (its text is bounded by the command line)
+  const excess = shapeExcess(value);
+  if (excess !== undefined) throw new OverrideError(pathText, excess);
   return { path, value, text };
 }
 
@@ -81,6 +90,22 @@ function lacks(root: Record<string, unknown>, component: string): string {
   return `the problem has no ${component}${what}`;
 }
 
+/** Why `node` has no field `seg`, for the override that asked for it. */
+function noField(node: SchemaNode, seg: PathSegment, here: readonly PathSegment[], container: unknown): string {
+  switch (node.kind) {
+    case 'object':
+      return unknownFieldMessage(String(seg), node.keys, describeFields(here, node.keys, container));
+    case 'record':
+      return typeof seg === 'string'
+        ? `${JSON.stringify(seg)} is not a valid name: ${recordKeyProblem(node, seg)}`
+        : `${formatPath(here)} is a mapping: use .name`;
+    case 'array':
+      return `${formatPath(here)} is a list: use [n]`;
+    case 'leaf':
+      return `${formatPath(here)} is a single value; it has no field ${String(seg)}`;
+  }
+}
+
 function applyOne(root: Record<string, unknown>, o: Override): void {
   let schema: z.ZodType = problemFileSchema;
   let container: unknown = root;
@@ -90,28 +115,16 @@ function applyOne(root: Record<string, unknown>, o: Override): void {
     const at = formatPath(o.path.slice(0, i + 1));
     const last = i === o.path.length - 1;
     const node = nodeOf(schema, container);
-    let child: z.ZodType;
-    if (node.kind === 'object') {
-      if (typeof seg !== 'string' || !node.keys.includes(seg)) {
-        const where = describeFields(here, node.keys, container);
-        throw new OverrideError(at, unknownFieldMessage(String(seg), node.keys, where));
-      }
-      child = node.child(seg);
-      if (i === 0 && (COMPONENTS as readonly string[]).includes(seg) && root[seg] === undefined && !last) {
-        throw new OverrideError(formatPath(o.path), lacks(root, seg));
-      }
-    } else if (node.kind === 'record' && typeof seg === 'string') {
-      child = node.value;
-    } else if (node.kind === 'array' && typeof seg === 'number') {
+    const child = childOf(node, seg);
+    if (child === undefined) throw new OverrideError(at, noField(node, seg, here, container));
+    if (i === 0 && (COMPONENTS as readonly string[]).includes(String(seg)) && root[seg] === undefined && !last) {
+      throw new OverrideError(formatPath(o.path), lacks(root, String(seg)));
+    }
+    if (node.kind === 'array') {
       const len = Array.isArray(container) ? container.length : 0;
-      if (seg >= len) {
+      if ((seg as number) >= len) {
         throw new OverrideError(at, `${formatPath(here)} has ${len} entr${len === 1 ? 'y' : 'ies'}; set the whole list to add one`);
       }
-      child = node.element;
-    } else if (node.kind === 'array' || node.kind === 'record') {
-      throw new OverrideError(at, `${formatPath(here)} is a ${node.kind === 'array' ? 'list: use [n]' : 'mapping: use .name'}`);
-    } else {
-      throw new OverrideError(at, `${formatPath(here)} is a single value; it has no field ${String(seg)}`);
     }
 
     const box = container as Record<PathSegment, unknown>;
@@ -119,7 +132,7 @@ function applyOne(root: Record<string, unknown>, o: Override): void {
       box[seg] = o.value;
       return;
     }
-    let next = box[seg];
+    let next = rawChild(container, seg);
     const shape = unwrap(child);
     const isProfile = formatPath(o.path.slice(0, i + 1)) === 'gpu.profile';
     if (isProfile && !isPlainObject(next)) {
@@ -188,12 +201,14 @@ export function settablePaths(): string[] {
       return;
     }
     for (const key of node.keys) {
+      // $schema names the file's schema for editors: not a problem field
+      if (key.startsWith('$')) continue;
       const childPath = [...path, key];
       if (!out.includes(formatPath(childPath))) walk(node.child(key), childPath);
     }
   };
   walk(problemFileSchema, []);
-  return out.filter((p, i, all) => !p.startsWith('$') && all.indexOf(p) === i);
+  return out.filter((p, i, all) => all.indexOf(p) === i);
 }
 
 /** The `--set` whose path covers a field path (itself or an ancestor), for messages. */

@@ -4,10 +4,11 @@
  * cross-field checks, conversion. Every problem found is reported at once, each naming its
  * field and, for text input, its line.
  */
-import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { closeSync, constants, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { Composer, CST, isAlias, isScalar, Lexer, LineCounter, Parser, visit, type Document } from 'yaml';
 import { invalidProblem, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
+import { depthText, INPUT_LIMITS, nodesText, shapeExcess } from './bounds.js';
 import { buildProblem, componentIssues } from './build.js';
 import { fieldIssues } from './issues.js';
 import { applyOverrides, overrideFor } from './overrides.js';
@@ -15,6 +16,196 @@ import { isPlainObject, parsePath } from './schema-walk.js';
 import { problemFileSchema } from './schema.js';
 
 export { selectCases } from './scenarios.js';
+
+/** Input past a bound, at the place it was passed (`line L, column C`, or the field), as its one issue. */
+function tooLarge(source: string | undefined, issue: FieldIssue): ServesimError {
+  const err = new ServesimError('SERVESIM_INPUT_TOO_LARGE', `${source === undefined ? '' : `${source}: `}${issue.path}: ${issue.message}`);
+  return Object.assign(err, { issues: [issue] });
+}
+
+/** Where an offset of YAML text is, as issues name it. */
+function at(counter: LineCounter, offset: number): string {
+  const pos = counter.linePos(offset);
+  return `line ${pos.line}, column ${pos.col}`;
+}
+
+/** What a stat says a path is, for "not a regular file" messages. */
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return 'it is a directory';
+  if (stat.isFIFO()) return 'it is a FIFO';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'it is a device';
+  if (stat.isSocket()) return 'it is a socket';
+  return 'it is not a regular file';
+}
+
+function whyUnreadable(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  return code ?? (err as Error).message;
+}
+
+/**
+ * A problem, sweep or other input file's text: refused, naming the reason, when it is not a
+ * regular file (a device or FIFO would never end, or block) or is over `INPUT_LIMITS.bytes`.
+ * `what` and `shown` name it in messages ("problem file", the path as the user wrote it).
+ */
+export function readInputFile(path: string, what: string, shown: string = path): string {
+  return readInputBytes(path, what, shown, INPUT_LIMITS.bytes).toString('utf8');
+}
+
+/** `1 MiB (1,048,576 bytes)`, `2 GiB (2,147,483,648 bytes)`. */
+function sizeText(bytes: number): string {
+  const gib = 1024 ** 3;
+  const size = bytes >= gib ? `${bytes / gib} GiB` : `${bytes / 1024 / 1024} MiB`;
+  return `${size} (${bytes.toLocaleString('en')} bytes)`;
+}
+
+/** An input file's bytes, refused as readInputFile's text is, past `limit` bytes. */
+export function readInputBytes(path: string, what: string, shown: string, limit: number): Buffer {
+  const unreadable = (why: string): ServesimError => new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read ${what} ${shown}: ${why}`);
+  let stat: Stats;
+  try {
+    stat = statSync(path);
+  } catch (err) {
+    throw unreadable(whyUnreadable(err));
+  }
+  if (!stat.isFile()) throw unreadable(kindOf(stat));
+  const over = (bytes: string): ServesimError =>
+    new ServesimError('SERVESIM_INPUT_TOO_LARGE', `${what} ${shown} is ${bytes} bytes; the limit is ${sizeText(limit)}`);
+  if (stat.size > limit) throw over(stat.size.toLocaleString('en'));
+  // non-blocking and at most one byte past the limit: a FIFO or a growing file swapped in
+  // after the stat can neither block nor run on
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw unreadable(whyUnreadable(err));
+  }
+  try {
+    // sized by the stat, not the limit (a results file's is 2 GiB), and grown if the file grew
+    let buffer = Buffer.allocUnsafe(stat.size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > limit) throw over(`over ${limit.toLocaleString('en')}`);
+        buffer = Buffer.concat([buffer], Math.min(2 * length, limit + 1));
+      }
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    return buffer.subarray(0, length);
+  } catch (err) {
+    throw err instanceof ServesimError ? err : unreadable(whyUnreadable(err));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Lexer tokens that each start a node: scalars (a plain one's marker), aliases, flow collections. */
+const NODE_TOKENS: ReadonlySet<string> = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'alias', 'flow-map-start', 'flow-seq-start']);
+
+/**
+ * The CST of YAML text, token by token, refused as soon as it passes the node or depth bound:
+ * the parser keeps its own stack, but building the document recurses once a level and costs
+ * per node, so both are checked before the document is built.
+ */
+function* boundedTokens(text: string, counter: LineCounter, source: string | undefined): Generator<CST.Token> {
+  const parser = new Parser(counter.addNewLine);
+  // Parser.parse() marks the first line's start; feeding it token by token, this does
+  counter.addNewLine(0);
+  let nodes = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    if (NODE_TOKENS.has(CST.tokenType(lexeme) ?? '') && ++nodes > INPUT_LIMITS.nodes) throw tooLarge(source, { path: at(counter, parser.offset), message: nodesText() });
+    yield* parser.next(lexeme);
+    // the stack holds the document, then a collection a level, then perhaps the scalar being read
+    const levels = parser.stack.length - (CST.isCollection(parser.stack[parser.stack.length - 1]) ? 1 : 2);
+    if (levels > INPUT_LIMITS.depth) throw tooLarge(source, { path: at(counter, parser.offset), message: depthText() });
+  }
+  yield* parser.end();
+}
+
+/**
+ * Duplicate keys, found in one pass: the parser's own check (uniqueKeys) compares every pair
+ * of keys in a mapping, 14 s for 32,000 keys.
+ */
+function duplicateKeys(doc: Document, counter: LineCounter): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value)) issues.push({ path: at(counter, pair.key.range?.[0] ?? 0), message: 'YAML syntax error: Map keys must be unique' });
+        seen.add(pair.key.value);
+      }
+    },
+  });
+  return issues;
+}
+
+/**
+ * Aliases that name no anchor set before them, found in one pass in the order the parser
+ * resolves them: toJS would throw a ReferenceError, as it does for too many expansions.
+ */
+function unresolvedAliases(doc: Document, counter: LineCounter): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const anchors = new Set<string>();
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node) && !anchors.has(node.source)) {
+        issues.push({ path: at(counter, node.range?.[0] ?? 0), message: `YAML syntax error: alias *${node.source} refers to no anchor (&${node.source} must come before it)` });
+      } else if (!isAlias(node) && node.anchor !== undefined) anchors.add(node.anchor);
+    },
+  });
+  return issues;
+}
+
+/** A value read from YAML text, and where each of its fields is written. */
+export interface YamlValue {
+  readonly value: unknown;
+  readonly lineOf: LineOf;
+}
+
+/**
+ * YAML (or JSON) text as a value, within INPUT_LIMITS' nodes, depth and aliases (its bytes are
+ * bounded where it is read): past one it is refused at the place it was passed, naming the
+ * bound (SERVESIM_INPUT_TOO_LARGE); syntax errors, each at its line, go to `invalid`, which
+ * makes the caller's error (an invalid problem, an invalid sweep). `source` names the text.
+ */
+export function readYaml(text: string, source: string | undefined, invalid: (issues: FieldIssue[]) => ServesimError): YamlValue {
+  const counter = new LineCounter();
+  // duplicate keys are found by duplicateKeys, in one pass; warnings become issues, not stderr
+  const composer = new Composer({ uniqueKeys: false, logLevel: 'error' });
+  let doc: Document.Parsed | undefined;
+  for (const composed of composer.compose(boundedTokens(text, counter, source), true, text.length)) {
+    if (doc !== undefined) throw invalid([{ path: at(counter, composed.range[0]), message: 'YAML syntax error: more than one document' }]);
+    doc = composed;
+  }
+  const issues = doc!.errors.map((e) => ({ path: at(counter, e.pos[0]), message: `YAML syntax error: ${e.message}` }));
+  // a tag the schema does not know (!!js/function, !x) would silently be read as a string
+  for (const w of doc!.warnings) issues.push({ path: at(counter, w.pos[0]), message: `YAML: ${w.message}` });
+  issues.push(...duplicateKeys(doc!, counter), ...unresolvedAliases(doc!, counter));
+  if (issues.length > 0) throw invalid(issues);
+  let value: unknown;
+  try {
+    value = doc!.toJS({ maxAliasCount: INPUT_LIMITS.aliases });
+  } catch (err) {
+    // yaml throws a plain ReferenceError when the aliases expand past the count
+    if (!(err instanceof ReferenceError)) throw err;
+    let first = 0;
+    visit(doc!, {
+      Alias(_key, alias) {
+        first = alias.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    const message = `aliases (*name) expand more than ${INPUT_LIMITS.aliases} times; the limit is ${INPUT_LIMITS.aliases}`;
+    throw tooLarge(source, { path: at(counter, first), message });
+  }
+  return { value, lineOf: linesOf(doc!, counter) };
+}
 
 /** Finds the line of a field in the source text, when there is one. */
 type LineOf = (path: string) => number | undefined;
@@ -63,33 +254,19 @@ function validate(raw: unknown, sets: readonly string[], source: string | undefi
 
 /** A problem from YAML (or JSON) text; `source` names it in messages. */
 export function parseProblem(text: string, source?: string, overrides: readonly string[] = []): Problem {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const issues = doc.errors.map((e) => {
-      const pos = counter.linePos(e.pos[0]);
-      return { path: `line ${pos.line}, column ${pos.col}`, message: `YAML syntax error: ${e.message}` };
-    });
-    throw invalidProblem(issues, source);
-  }
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
-  return validate(raw, overrides, source, linesOf(doc, counter));
+  const { value, lineOf } = readYaml(text, source, (issues) => invalidProblem(issues, source));
+  return validate(value, overrides, source, lineOf);
 }
 
 /** A problem from an already-parsed object (a JSON request body), with `--set` style overrides. */
 export function problemFromObject(raw: unknown, overrides: readonly string[] = [], source?: string): Problem {
+  // an object from a caller (a request body, a queue message) is held to the bounds of YAML text
+  const excess = shapeExcess(raw);
+  if (excess !== undefined) throw tooLarge(source, { path: '(problem)', message: excess });
   return validate(raw, overrides, source, undefined);
 }
 
 /** A problem file from disk with `--set PATH=VALUE` overrides applied before validation. */
 export function loadProblem(path: string, overrides: readonly string[] = []): Problem {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (code ?? (e as Error).message);
-    throw new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read problem file ${path}: ${why}`);
-  }
-  return parseProblem(text, path, overrides);
+  return parseProblem(readInputFile(path, 'problem file'), path, overrides);
 }

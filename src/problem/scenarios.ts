@@ -6,7 +6,7 @@
  */
 import { ServesimError, type FieldIssue } from '../errors.js';
 import type { Burst, Problem, ReplicaFailure, Scenario, Slowdown, Target } from '../model/problem.js';
-import { BUILTIN_CASE_NAMES, LIMITS } from './limits.js';
+import { BUILTIN_CASE_NAMES, HORIZON_TEXT, LIMITS } from './limits.js';
 import type { FileFailure, FileScenario, ProblemFile } from './schema.js';
 import { formatDuration } from './units.js';
 
@@ -21,11 +21,24 @@ export interface CaseContext {
   readonly dependency: Target;
   /** What server-dies kills: the component with the most replicas. */
   readonly killTarget: Target;
+  /** The workload's kind, and the model calls one arrival makes (a task's steps, else 1). */
+  readonly kind: keyof typeof LIMITS.maxArrivals;
+  readonly callsPerArrival: number;
+  /** The longest time a slowdown of each target can stretch, microseconds. */
+  readonly longest: ReadonlyMap<Target, number>;
 }
 
 const DEFAULT_DETECT_AFTER = 5_000_000;
 const PEAK_HOUR_SCALE = 1.25;
 const SLOW_DEPENDENCY_FACTOR = 2;
+const LENGTHEN = ': lengthen traffic.duration or move the window';
+/** The field whose times a slowdown of each target stretches. */
+const STRETCHED_FIELD: Readonly<Record<Target, string>> = { gpu: 'gpu.profile', tools: 'tools.latency', server: 'server.service', app: 'app' };
+
+/** A count for messages: whole above 10, else two decimals. */
+function round(n: number): string {
+  return n >= 10 ? Math.round(n).toLocaleString('en') : n.toFixed(2);
+}
 
 export function isBuiltinCase(name: string): boolean {
   return (BUILTIN_CASE_NAMES as readonly string[]).includes(name);
@@ -57,11 +70,11 @@ class CaseBuilder {
     const t = to ?? Math.floor((2 * d) / 3);
     let ok = true;
     if (f >= d) {
-      this.issue(`${path}.from`, `${formatDuration(f)} is not inside the measured window (0 to ${formatDuration(d)})`);
+      this.issue(`${path}.from`, `${formatDuration(f)} is not inside the measured window (0 to ${formatDuration(d)})${LENGTHEN}`);
       ok = false;
     }
     if (t > d) {
-      this.issue(`${path}.to`, `${formatDuration(t)} is past the end of the measured window (${formatDuration(d)})`);
+      this.issue(`${path}.to`, `${formatDuration(t)} is past the end of the measured window (${formatDuration(d)})${LENGTHEN}`);
       ok = false;
     }
     if (ok && f >= t) {
@@ -86,7 +99,8 @@ class CaseBuilder {
     const w = this.window(f.from, f.to, path);
     const n = target === undefined ? undefined : this.ctx.replicas.get(target);
     if (n !== undefined && f.replica >= n) {
-      this.issue(`${path}.replica`, `${target} has ${n} replica${n === 1 ? '' : 's'} (0 to ${n - 1}), got ${f.replica}`);
+      const raise = target === 'tools' ? '' : `: raise ${target}.replicas or pick one of them`;
+      this.issue(`${path}.replica`, `${target} has ${n} replica${n === 1 ? '' : 's'} (0 to ${n - 1}), got ${f.replica}${raise}`);
       return undefined;
     }
     if (target === undefined || w === undefined) return undefined;
@@ -106,7 +120,46 @@ class CaseBuilder {
     const target = this.target(s.target, this.ctx.dependency, path);
     const w = this.window(s.from, s.to, path);
     if (target === undefined || w === undefined) return null;
-    return { target, factor: s.factor ?? SLOW_DEPENDENCY_FACTOR, from: w.from, to: w.to };
+    const factor = s.factor ?? SLOW_DEPENDENCY_FACTOR;
+    // the engines scale the target's times in u32 microseconds
+    const longest = this.ctx.longest.get(target) ?? 0;
+    if (longest * factor > LIMITS.horizonMicros) {
+      // the built-in factor is no field of the file: blame what takes that long
+      this.issue(
+        s.factor === undefined ? STRETCHED_FIELD[target] : `${path}.factor`,
+        `${factor}x stretches the longest time of ${STRETCHED_FIELD[target]}, ${formatDuration(longest)}, to ${formatDuration(Math.round(longest * factor))}, ` +
+          `past the ${HORIZON_TEXT} the engines keep in u32 microseconds`,
+      );
+      return null;
+    }
+    return { target, factor, from: w.from, to: w.to };
+  }
+
+  /** The case's arrival rates against the limits; `where` is the field to blame. */
+  traffic(name: string, rateScale: number, burst: Burst | null, where: string): void {
+    const { rate, warmup, duration, kind, callsPerArrival } = this.ctx;
+    const scaled = rate * rateScale;
+    const burstScale = burst?.scale ?? 1;
+    const peak = scaled * Math.max(1, burstScale);
+    const low = scaled * Math.min(1, burstScale);
+    // the burst window changes the rate inside the measured window
+    const burstExtra = burst === null ? 0 : scaled * (burstScale - 1) * ((burst.to - burst.from) / 1e6);
+    const measured = (scaled * duration) / 1e6 + burstExtra;
+    const calls = ((scaled * (warmup + duration)) / 1e6 + burstExtra) * callsPerArrival;
+    const limit = LIMITS.maxArrivals[kind];
+    const what = callsPerArrival === 1 ? 'arrivals' : `model calls (arrivals x orchestrator.steps ${callsPerArrival})`;
+    if (peak > LIMITS.maxRate) {
+      this.issue(where, `case ${name} runs ${peak} arrivals a second, over the limit of ${LIMITS.maxRate}`);
+    } else if (low < LIMITS.minRate) {
+      this.issue(where, `case ${name} runs ${low} arrivals a second, under the least of ${LIMITS.minRate} (the engines sample gaps between arrivals from a table of u31 microseconds)`);
+    } else if (measured < LIMITS.minArrivals) {
+      this.issue(where, `case ${name} expects ${round(measured)} arrivals in the ${formatDuration(duration)} measured window, fewer than ${LIMITS.minArrivals}: raise the rate or traffic.duration`);
+    } else if (calls > limit) {
+      this.issue(
+        where,
+        `case ${name} simulates ${round(calls)} ${what} per instance, warm-up included, over the limit of ${limit.toLocaleString('en')} for ${kind} workloads (a few seconds of CPU each)`,
+      );
+    }
   }
 
   burst(b: { scale: number; from?: number | undefined; to?: number | undefined }, path: string): Burst | null {
@@ -133,11 +186,7 @@ class CaseBuilder {
       }
       if (change.failures !== undefined) extra = this.failures(change.failures, `${path}.failures`);
     }
-    const peak = this.ctx.rate * rateScale * (burst?.scale ?? 1);
-    if (peak > LIMITS.maxRate) {
-      const where = change?.rateScale !== undefined || change?.burst ? path : 'traffic.rate';
-      this.issue(where, `case ${name} runs ${peak} arrivals a second, over the limit of ${LIMITS.maxRate}`);
-    }
+    this.traffic(name, rateScale, burst, change?.rateScale !== undefined || change?.burst ? path : 'traffic.rate');
     return { name, rateScale, burst, slowdown, failures: [...own, ...extra] };
   }
 }

@@ -11,7 +11,7 @@ export type PathSegment = string | number;
 /** What a field holds, as far as paths go. */
 export type SchemaNode =
   | { readonly kind: 'object'; readonly keys: readonly string[]; child(key: string): z.ZodType }
-  | { readonly kind: 'record'; readonly value: z.ZodType }
+  | { readonly kind: 'record'; readonly key: z.ZodType; readonly value: z.ZodType }
   | { readonly kind: 'array'; readonly element: z.ZodType }
   | { readonly kind: 'leaf' };
 
@@ -98,7 +98,7 @@ export function nodeOf(schema: z.ZodType, raw: unknown): SchemaNode {
     const shape = s.shape as Record<string, z.ZodType>;
     return { kind: 'object', keys: Object.keys(shape), child: (k) => shape[k] as z.ZodType };
   }
-  if (s instanceof z.ZodRecord) return { kind: 'record', value: s.valueType as z.ZodType };
+  if (s instanceof z.ZodRecord) return { kind: 'record', key: s.keyType as z.ZodType, value: s.valueType as z.ZodType };
   if (s instanceof z.ZodArray) return { kind: 'array', element: s.element as z.ZodType };
   if (s instanceof z.ZodUnion && discriminatorOf(s) !== undefined) {
     // raw names no option: offer the union of every option's fields
@@ -110,13 +110,35 @@ export function nodeOf(schema: z.ZodType, raw: unknown): SchemaNode {
     return {
       kind: 'object',
       keys,
-      child: (k) => shapes.find((sh) => k in sh)?.[k] as z.ZodType,
+      child: (k) => shapes.find((sh) => Object.hasOwn(sh, k))?.[k] as z.ZodType,
     };
   }
   return { kind: 'leaf' };
 }
 
-function rawChild(raw: unknown, seg: PathSegment): unknown {
+/**
+ * Why a record refuses `key` as a name (its key schema's message), or undefined when it takes
+ * it. Names such as `__proto__` or `constructor` fail here, so a path can never reach a
+ * member every object inherits.
+ */
+export function recordKeyProblem(node: SchemaNode & { kind: 'record' }, key: string): string | undefined {
+  const r = node.key.safeParse(key);
+  return r.success ? undefined : (r.error.issues[0]?.message ?? 'not a valid name');
+}
+
+/**
+ * The schema of field `seg` of `node`, or undefined when the schema has no such field: one of
+ * an object's own fields, a name a record's key schema takes, an index of a list.
+ */
+export function childOf(node: SchemaNode, seg: PathSegment): z.ZodType | undefined {
+  if (node.kind === 'object') return typeof seg === 'string' && node.keys.includes(seg) ? node.child(seg) : undefined;
+  if (node.kind === 'record') return typeof seg === 'string' && recordKeyProblem(node, seg) === undefined ? node.value : undefined;
+  if (node.kind === 'array') return typeof seg === 'number' ? node.element : undefined;
+  return undefined;
+}
+
+/** The raw value at `seg`: own properties only, never an inherited member. */
+export function rawChild(raw: unknown, seg: PathSegment): unknown {
   if (typeof seg === 'number') return Array.isArray(raw) ? raw[seg] : undefined;
   return isPlainObject(raw) && Object.hasOwn(raw, seg) ? raw[seg] : undefined;
 }
@@ -133,11 +155,7 @@ export function schemaAt(
   let schema = root;
   let raw = rawRoot;
   for (const seg of path) {
-    const node = nodeOf(schema, raw);
-    let next: z.ZodType | undefined;
-    if (node.kind === 'object' && typeof seg === 'string' && node.keys.includes(seg)) next = node.child(seg);
-    else if (node.kind === 'record' && typeof seg === 'string') next = node.value;
-    else if (node.kind === 'array' && typeof seg === 'number') next = node.element;
+    const next = childOf(nodeOf(schema, raw), seg);
     if (next === undefined) return undefined;
     schema = next;
     raw = rawChild(raw, seg);
@@ -145,12 +163,24 @@ export function schemaAt(
   return { schema, raw };
 }
 
-/** Dotted path with list indexes in brackets: `workload.prefixes[0].tokens`. */
+/** A field name as parsePath reads it; any other key (empty, spaced, dotted) is quoted where it is shown. */
+const NAME_TEXT = '[A-Za-z0-9_-]+';
+const NAME = new RegExp(`^${NAME_TEXT}$`);
+/** A name and its list indexes: `prefixes[0]`. */
+const SEGMENT = new RegExp(`^(${NAME_TEXT})((?:\\[[0-9]+\\])*)$`);
+
+/**
+ * Dotted path with list indexes in brackets: `workload.prefixes[0].tokens`. A key that is not
+ * a name is shown as a JSON string (`gpu."a b"`, `""`), so no path reads as empty or as another.
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? String(seg) : `.${String(seg)}`;
+    else {
+      const name = NAME.test(String(seg)) ? String(seg) : JSON.stringify(String(seg));
+      out += out === '' ? name : `.${name}`;
+    }
   }
   return out;
 }
@@ -160,7 +190,7 @@ export function parsePath(text: string): PathSegment[] | undefined {
   if (text === '') return undefined;
   const out: PathSegment[] = [];
   for (const part of text.split('.')) {
-    const m = /^([A-Za-z0-9_-]+)((?:\[[0-9]+\])*)$/.exec(part);
+    const m = SEGMENT.exec(part);
     if (m === null) return undefined;
     out.push(m[1] as string);
     for (const idx of (m[2] ?? '').matchAll(/\[([0-9]+)\]/g)) out.push(Number(idx[1]));

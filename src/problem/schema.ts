@@ -8,9 +8,10 @@
 import { z } from 'zod';
 import type { Distribution, GpuProfile, RouterPolicy } from '../model/problem.js';
 import { ROUTER_POLICIES } from '../model/problem.js';
-import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS } from './limits.js';
+import { TABLE_MAX, tableTop } from '../model/distribution.js';
+import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS, RESERVED_NAMES } from './limits.js';
 import { BUILTIN_PROFILES, DEFAULT_PROFILE, builtinProfile } from './profiles.js';
-import { DURATION_PATTERN, parseDuration, parseFraction } from './units.js';
+import { DURATION_PATTERN, formatDuration, parseDuration, parseFraction } from './units.js';
 
 /**
  * JSON Schema to show editors instead of what zod derives, for fields whose input zod can only
@@ -40,18 +41,24 @@ function int(min: number, max: number, limit?: string) {
 interface RealBounds {
   readonly gt?: number;
   readonly gte?: number;
-  readonly lte?: number;
+  readonly lte: number;
   readonly limit?: string;
+  /** The engines hold it in thousandths: refuse a value that is not a whole number of them. */
+  readonly milli?: boolean;
 }
 
 function real(b: RealBounds) {
   const lower = b.gt !== undefined ? `greater than ${b.gt}` : b.gte !== undefined ? `${b.gte} or more` : '';
   const what = `must be a number${lower === '' ? '' : ` ${lower}`}`;
-  let s = z.number({ error: what });
+  // NaN, Infinity and text fail here: name the whole range
+  let s = z.number({ error: `${what} and at most ${b.lte}` });
   if (b.gt !== undefined) s = s.gt(b.gt, { error: what });
   if (b.gte !== undefined) s = s.gte(b.gte, { error: what });
-  if (b.lte !== undefined) {
-    s = s.lte(b.lte, { error: `must be at most ${b.lte}${b.limit === undefined ? '' : ` (${b.limit})`}` });
+  s = s.lte(b.lte, { error: `must be at most ${b.lte}${b.limit === undefined ? '' : ` (${b.limit})`}` });
+  if (b.milli === true) {
+    s = s.refine((x) => Math.round(x * LIMITS.milli) / LIMITS.milli === x, {
+      error: `must be a whole number of thousandths, e.g. 1.25 (the engines hold it in thousandths)`,
+    });
   }
   return s;
 }
@@ -63,8 +70,18 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 interface DurationRule {
   /** Refuse 0 (a deadline or a measured window of no length). */
   readonly positive?: boolean;
+  /** Least microseconds, with the reason; 0 (or 1 when positive) when absent. */
+  readonly min?: { readonly micros: number; readonly why: string };
+  /** Most microseconds, with the reason; the horizon limit when absent. */
+  readonly max?: { readonly micros: number; readonly why: string };
   readonly description?: string;
 }
+
+/** Any duration fits the engines' clocks: u32 microseconds, a run under the horizon limit. */
+const HORIZON_MAX = { micros: LIMITS.horizonMicros, why: 'engines keep time in u32 microseconds' };
+const U32_MAX = 0xffff_ffff;
+/** An overhead or an iteration's time. */
+const STEP_MAX = { micros: LIMITS.stepMicros, why: 'milliseconds in practice' };
 
 /** A duration with a unit ('250ms', '30s') as integer microseconds. */
 export function duration(rule: DurationRule = {}) {
@@ -78,6 +95,15 @@ export function duration(rule: DurationRule = {}) {
       }
       if (rule.positive === true && r.value === 0) {
         ctx.addIssue({ code: 'custom', message: 'must be longer than 0', input });
+        return z.NEVER;
+      }
+      if (rule.min !== undefined && r.value < rule.min.micros) {
+        ctx.addIssue({ code: 'custom', message: `must be at least ${formatDuration(rule.min.micros)} (${rule.min.why})`, input });
+        return z.NEVER;
+      }
+      const max = rule.max ?? HORIZON_MAX;
+      if (r.value > max.micros) {
+        ctx.addIssue({ code: 'custom', message: `must be at most ${formatDuration(max.micros)} (${max.why})`, input });
         return z.NEVER;
       }
       return r.value;
@@ -116,7 +142,7 @@ function fraction(rule: FractionRule = {}) {
     s,
     {
       anyOf: [
-        { type: 'number', minimum: 0, maximum: 1 },
+        rule.positive === true ? { type: 'number', exclusiveMinimum: 0, maximum: 1 } : { type: 'number', minimum: 0, maximum: 1 },
         { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*%$' },
       ],
     },
@@ -144,43 +170,78 @@ function distShape(unit: Unit) {
   ]);
 }
 
+/** A distribution field after unit conversion: a plain value or one {dist: ...} shape. */
+type DistInput = number | z.output<ReturnType<typeof distShape>>;
+
+type Report = (path: string, message: string, value: number) => undefined;
+
+/** The typed distribution a field's input gives, or undefined once it reported what stops it. */
+function distributionOf(input: DistInput, least: number, atLeast: string, issue: Report): Distribution | undefined {
+  if (typeof input === 'number') {
+    if (input < least) return issue('', atLeast, input);
+    return { kind: 'fixed', value: input };
+  }
+  switch (input.dist) {
+    case 'fixed':
+      if (input.value < least) return issue('value', atLeast, input.value);
+      return { kind: 'fixed', value: input.value };
+    case 'uniform':
+      if (input.min < least) return issue('min', atLeast, input.min);
+      if (input.max < input.min) return issue('max', 'must not be below min', input.max);
+      return { kind: 'uniform', min: input.min, max: input.max };
+    case 'lognormal':
+      if (input.median < Math.max(1, least)) return issue('median', 'must be greater than 0', input.median);
+      if (input.p99 <= input.median) return issue('p99', 'must be greater than the median', input.p99);
+      return { kind: 'lognormal', median: input.median, p99: input.p99 };
+    case 'exponential':
+      if (input.mean < 1) return issue('mean', 'must be greater than 0', input.mean);
+      return { kind: 'exponential', mean: input.mean };
+  }
+}
+
 // One instance per unit, named, so the JSON Schema defines each once and refers to it.
 const DIST_SHAPES = {
   time: distShape('time').meta({ id: 'TimeDistribution', description: 'Durations carry units: 250ms, 1s.' }),
   tokens: distShape('tokens').meta({ id: 'TokenDistribution', description: 'Token counts: plain integers.' }),
 } as const;
 
+/** The field of a {dist: ...} that sets how far its table reaches, and its value. */
+function topField(d: Distribution): { field: string; value: number } {
+  switch (d.kind) {
+    case 'fixed':
+      return { field: 'value', value: d.value };
+    case 'uniform':
+      return { field: 'max', value: d.max };
+    case 'lognormal':
+      return { field: 'p99', value: d.p99 };
+    case 'exponential':
+      return { field: 'mean', value: d.mean };
+  }
+}
+
 function distribution(unit: Unit, least: number, description: string) {
   const v = distValue(unit);
   const shape = DIST_SHAPES[unit];
-  const show = (x: number): string => (unit === 'time' ? `${x}us` : `${x}`);
+  const show = (x: number): string => (unit === 'time' ? formatDuration(Math.round(x)) : `${Math.round(x)}`);
   const atLeast = least === 0 ? 'must not be negative' : `must be at least ${show(least)}`;
   const plain = unit === 'time' ? 'a duration' : 'a token count';
   const s = z.union([v, shape], { error: `must be ${plain} or {dist: fixed|uniform|lognormal|exponential, ...}` }).transform((input, ctx): Distribution => {
-    const issue = (path: string, message: string, value: number): never => {
+    const issue: Report = (path, message, value) => {
       ctx.addIssue({ code: 'custom', path: path === '' ? [] : [path], message, input: value });
-      return z.NEVER as never;
+      return undefined;
     };
-    if (typeof input === 'number') {
-      if (input < least) return issue('', atLeast, input);
-      return { kind: 'fixed', value: input };
+    const d = distributionOf(input, least, atLeast, issue);
+    if (d === undefined) return z.NEVER;
+    // the engines sample a table whose top point must fit a word; a clamped tail changes the mean
+    const top = tableTop(d);
+    if (top > TABLE_MAX) {
+      const { field, value } = topField(d);
+      const why = unit === 'time' ? 'u31 microseconds' : 'u31 token counts';
+      const message = `the engines would sample up to ${show(top)}, past the ${show(TABLE_MAX)} their tables hold (${why}); got ${show(value)}`;
+      issue(typeof input === 'number' ? '' : field, message, value);
+      return z.NEVER;
     }
-    switch (input.dist) {
-      case 'fixed':
-        if (input.value < least) return issue('value', atLeast, input.value);
-        return { kind: 'fixed', value: input.value };
-      case 'uniform':
-        if (input.min < least) return issue('min', atLeast, input.min);
-        if (input.max < input.min) return issue('max', 'must not be below min', input.max);
-        return { kind: 'uniform', min: input.min, max: input.max };
-      case 'lognormal':
-        if (input.median < Math.max(1, least)) return issue('median', 'must be greater than 0', input.median);
-        if (input.p99 <= input.median) return issue('p99', 'must be greater than the median', input.p99);
-        return { kind: 'lognormal', median: input.median, p99: input.p99 };
-      case 'exponential':
-        if (input.mean < 1) return issue('mean', 'must be greater than 0', input.mean);
-        return { kind: 'exponential', mean: input.mean };
-    }
+    return d;
   });
   return s.meta({ description });
 }
@@ -189,15 +250,20 @@ function distribution(unit: Unit, least: number, description: string) {
 // Sections
 
 const goals = z.strictObject({
-  success: fraction({ description: 'Minimum success rate: 0.99 or "99%".' }),
+  // a goal of 0 asks nothing: every design would pass
+  success: fraction({ positive: true, description: 'Minimum success rate: 0.99 or "99%".' }),
   p99: duration({ positive: true, description: 'Maximum p99 latency of successes, e.g. 3s.' }),
 });
 
 const traffic = z.strictObject({
-  rate: real({ gt: 0, lte: LIMITS.maxRate, limit: 'arrivals a second' }).meta({
+  rate: real({ gte: LIMITS.minRate, lte: LIMITS.maxRate, limit: 'arrivals a second' }).meta({
     description: 'Poisson arrivals per second.',
   }),
-  duration: duration({ positive: true, description: 'Length of the measured window, e.g. 30s.' }),
+  duration: duration({
+    positive: true,
+    min: { micros: LIMITS.minWindowMicros, why: "the cases act on the measured window's thirds" },
+    description: 'Length of the measured window, e.g. 30s.',
+  }),
   warmup: duration({
     description: 'Traffic before the measured window, not counted. Default 10s (request, job) or 30s (task).',
   }).optional(),
@@ -205,7 +271,7 @@ const traffic = z.strictObject({
 
 const prefix = z.strictObject({
   tokens: int(1, LIMITS.tokens, 'token counts'),
-  weight: real({ gt: 0 }).default(1),
+  weight: real({ gte: LIMITS.weight.min, lte: LIMITS.weight.max, limit: 'relative weights' }).default(1),
 });
 
 const requestWorkload = z.strictObject({
@@ -236,38 +302,51 @@ export const WORKLOAD_KINDS = ['request', 'task', 'job'] as const;
 const workload = z.discriminatedUnion('kind', [requestWorkload, taskWorkload, jobWorkload]);
 
 const lb = z.strictObject({
-  overhead: duration({ description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
+  overhead: duration({ max: STEP_MAX, description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
 });
 
 const app = z.strictObject({
   replicas: int(1, LIMITS.replicas).default(1),
   slots: int(1, LIMITS.slots),
   timeout: duration({ positive: true, description: "The client's deadline after arrival, e.g. 30s." }),
-  overhead: duration({ description: 'Per-hop overhead. Default 5ms.' }).prefault('5ms'),
+  overhead: duration({ max: STEP_MAX, description: 'Per-hop overhead. Default 5ms.' }).prefault('5ms'),
 });
 
 const orchestrator = z.strictObject({
   slots: int(1, LIMITS.slots),
   steps: int(1, LIMITS.steps, 'model calls per task'),
-  overhead: duration({ description: 'Per-step overhead. Default 0ms.' }).prefault('0ms'),
+  overhead: duration({ max: STEP_MAX, description: 'Per-step overhead. Default 0ms.' }).prefault('0ms'),
 });
 
 const router = z.strictObject({
   policy: oneOf(ROUTER_POLICIES as unknown as readonly [RouterPolicy, ...RouterPolicy[]]),
   slots: int(1, LIMITS.slots).default(100_000),
-  overhead: duration({ description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
-  boundedLoad: real({ gte: 1 }).default(1.25).meta({ description: 'bounded-affinity load factor c. Default 1.25.' }),
-  alpha: real({ gte: 0 }).default(1).meta({ description: 'cache-aware weight of queued tokens. Default 1.' }),
+  overhead: duration({ max: STEP_MAX, description: 'Per-hop overhead. Default 1ms.' }).prefault('1ms'),
+  boundedLoad: real({ gte: 1, lte: LIMITS.maxBoundedLoad, limit: 'the most GPU replicas', milli: true }).default(1.25).meta({ description: 'bounded-affinity load factor c. Default 1.25.' }),
+  alpha: real({ gte: 0, lte: LIMITS.maxAlpha, milli: true }).default(1).meta({ description: 'cache-aware weight of queued tokens. Default 1.' }),
   retries: int(0, LIMITS.retries).default(1),
   virtualNodes: int(1, LIMITS.virtualNodes, 'ring points per replica').default(64),
 });
 
 const inlineProfile = z.strictObject({
   name: z.string({ error: 'must be a name' }).min(1, { error: 'must be a name' }).default('custom'),
-  base: duration({ description: 'Fixed time of one iteration, e.g. 8ms.' }),
-  perSeq: duration({ description: 'Added time per decoding sequence, e.g. 0.25ms.' }),
-  prefillRate: real({ gt: 0 }).meta({ description: 'Prompt tokens prefilled per millisecond.' }),
+  base: duration({ max: STEP_MAX, description: 'Fixed time of one iteration, e.g. 8ms.' }),
+  perSeq: duration({ max: STEP_MAX, description: 'Added time per decoding sequence, e.g. 0.25ms.' }),
+  prefillRate: real({ gte: LIMITS.prefillRate.min, lte: LIMITS.prefillRate.max, limit: 'tokens a millisecond' }).meta({
+    description: 'Prompt tokens prefilled per millisecond.',
+  }),
   chunk: int(1, LIMITS.tokens, 'token counts').meta({ description: 'Most prompt tokens per iteration.' }),
+}).superRefine((p, ctx) => {
+  // compile.ts holds prefill as whole ns per token, and one chunk's prefill in a u32 of ns
+  const chunkNs = Math.round(1e6 / p.prefillRate) * p.chunk;
+  if (chunkNs > U32_MAX) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['prefillRate'],
+      message: `prefilling one chunk of ${p.chunk} tokens would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
+      input: p.prefillRate,
+    });
+  }
 });
 
 const profileNames = Object.keys(BUILTIN_PROFILES);
@@ -329,19 +408,19 @@ const failure = z.strictObject({
 
 const slowdown = z.strictObject({
   target: oneOf(TARGETS).optional(),
-  factor: real({ gt: 0 }).default(2),
+  factor: real({ gte: 1 / LIMITS.milli, lte: LIMITS.maxSlowdown, milli: true }).default(2),
   from: duration().optional(),
   to: duration().optional(),
 });
 
 const burst = z.strictObject({
-  scale: real({ gt: 0 }),
+  scale: real({ gt: 0, lte: LIMITS.maxScale }),
   from: duration().optional(),
   to: duration().optional(),
 });
 
 const scenario = z.strictObject({
-  rateScale: real({ gt: 0 }).optional(),
+  rateScale: real({ gt: 0, lte: LIMITS.maxScale }).optional(),
   burst: burst.nullable().optional(),
   slowdown: slowdown.nullable().optional(),
   failures: z.array(failure, { error: 'must be a list of failures' }).optional(),
@@ -349,7 +428,8 @@ const scenario = z.strictObject({
 
 const caseName = z
   .string({ error: 'must be a case name' })
-  .regex(new RegExp(CASE_NAME_PATTERN), { error: 'must be lower-case words joined by -' });
+  .regex(new RegExp(CASE_NAME_PATTERN), { error: 'must be lower-case words joined by -' })
+  .refine((name) => !RESERVED_NAMES.has(name), { error: 'is reserved: JavaScript objects carry a member of that name' });
 
 export const problemFileSchema = z
   .strictObject({

@@ -59,6 +59,7 @@ function describeChunk(sweep: Sweep, indexes: readonly number[], chunk: number):
 /** One job's sweep being put together from its chunks' results. */
 class Assembly {
   readonly ended: Promise<End>;
+  readonly chunks: readonly (readonly number[])[];
   private end: (end: End) => void = () => {};
   private over = false;
   private readonly rows: SweepRow[] = [];
@@ -71,9 +72,10 @@ class Assembly {
 
   constructor(
     readonly job: Job,
-    readonly chunks: readonly (readonly number[])[],
+    readonly chunkSize: number,
     private readonly options: StreamingRunOptions,
   ) {
+    this.chunks = chunkIndexes(job.sweep, chunkSize);
     this.ended = new Promise((resolve) => (this.end = resolve));
   }
 
@@ -250,7 +252,7 @@ export class QueueDispatcher implements JobDispatcher {
       } catch (err) {
         // e.g. written by a servesim whose sweep files this one does not read: drop it
         this.log(`cannot take up job ${id}: ${(err as Error).message}`);
-        await this.settle(id, 'failed');
+        await this.settle(id, 'failed', Number(record['chunks'] ?? 0));
       }
     }
     return found;
@@ -258,7 +260,7 @@ export class QueueDispatcher implements JobDispatcher {
 
   async run(job: Job, options: StreamingRunOptions): Promise<SweepOutcome> {
     const { chunkSize, takenUp } = await this.record(job);
-    const assembly = new Assembly(job, chunkIndexes(job.sweep, chunkSize), options);
+    const assembly = new Assembly(job, chunkSize, options);
     this.assemblies.set(job.id, assembly);
     const onAbort = (): void => assembly.stop({ kind: this.detached ? 'detached' : 'cancelled' });
     options.signal.addEventListener('abort', onAbort, { once: true });
@@ -270,13 +272,13 @@ export class QueueDispatcher implements JobDispatcher {
       }
       const end = await assembly.ended;
       // a stopping server leaves the job to the next one
-      if (end.kind !== 'detached') await this.settle(job.id, end.kind);
+      if (end.kind !== 'detached') await this.settle(job.id, end.kind, assembly.chunks.length);
       return assembly.outcome(end);
     } catch (err) {
       // Redis went away mid-sweep: what has been assembled is kept, as on any failure
       const end: End = { kind: 'failed', error: err instanceof Error ? err : new Error(String(err)) };
       assembly.stop(end);
-      await this.settle(job.id, 'failed').catch(() => {});
+      await this.settle(job.id, 'failed', assembly.chunks.length).catch(() => {});
       return assembly.outcome(end);
     } finally {
       options.signal.removeEventListener('abort', onAbort);
@@ -296,22 +298,25 @@ export class QueueDispatcher implements JobDispatcher {
 
   /** The job's record in Redis: written once, read back by a service taking the job up. */
   private async record(job: Job): Promise<{ chunkSize: number; takenUp: boolean }> {
-    const key = sweepKey(job.id);
-    const stored = await this.redis.hget(key, 'chunkSize');
+    const stored = await this.redis.hget(sweepKey(job.id), 'chunkSize');
     if (stored !== null) return { chunkSize: Number(stored), takenUp: true };
     const size = this.options.chunkSize ?? defaultChunkSize(job.sweep);
+    await this.writeRecord(job, size);
+    return { chunkSize: size, takenUp: false };
+  }
+
+  private async writeRecord(job: Job, chunkSize: number): Promise<void> {
     await this.redis
       .multi()
-      .hset(key, {
+      .hset(sweepKey(job.id), {
         sweep: JSON.stringify(sweepToFile(job.sweep)),
-        chunkSize: size,
-        chunks: Math.ceil(job.sweep.points.length / size),
+        chunkSize,
+        chunks: Math.ceil(job.sweep.points.length / chunkSize),
         createdAt: job.createdAt.toISOString(),
         state: 'running' satisfies SweepState,
       })
       .sadd(RUNNING_SWEEPS_KEY, job.id)
       .exec();
-    return { chunkSize: size, takenUp: false };
   }
 
   private chunkOptions(job: string, chunk: number) {
@@ -340,9 +345,14 @@ export class QueueDispatcher implements JobDispatcher {
     }
   }
 
-  /** Looks chunks up: a result missed, a final failure, or a chunk that is gone (added again). */
+  /**
+   * Looks chunks up: a result missed, a final failure, or a chunk that is gone (added again,
+   * after its sweep's record when that is gone too: a Redis that restarted without its data
+   * lost both, and a worker drops a chunk whose sweep has no record).
+   */
   private async check(assembly: Assembly, chunks: readonly number[]): Promise<void> {
     const { job } = assembly;
+    const gone: number[] = [];
     await inBatches(chunks, async (c) => {
       if (assembly.isOver) return;
       const id = chunkJobId(job.id, c);
@@ -353,17 +363,28 @@ export class QueueDispatcher implements JobDispatcher {
         if (state === 'completed') assembly.completed(c, found.returnvalue);
         else assembly.failed(c, found.failedReason);
       } else if (state === 'unknown') {
-        await this.queue.add('chunk', chunkData(job.id, job.sweep, c, assembly.chunks[c]!), this.chunkOptions(job.id, c));
+        gone.push(c);
       }
+    });
+    if (gone.length === 0 || assembly.isOver) return;
+    if ((await this.redis.exists(sweepKey(job.id))) === 0) {
+      this.log(`job ${job.id}: its record and ${gone.length} chunk(s) are gone from Redis; adding them again`);
+      await this.writeRecord(job, assembly.chunkSize);
+    }
+    await inBatches(gone, async (c) => {
+      // a sweep settled meanwhile has had its chunks removed: adding one now would orphan it
+      if (!assembly.isOver) await this.queue.add('chunk', chunkData(job.id, job.sweep, c, assembly.chunks[c]!), this.chunkOptions(job.id, c));
     });
   }
 
   /**
    * Marks the sweep settled (workers drop its chunks when they see it), removes its chunk
    * jobs, and forgets it once none is left; chunks locked by a worker go on the next tick.
+   * The chunk count is written with the state: the record may have been lost with a Redis
+   * restart, and without the count the chunk jobs added since would never be removed.
    */
-  private async settle(id: string, state: Exclude<SweepState, 'running'>): Promise<void> {
-    await this.redis.multi().hset(sweepKey(id), 'state', state).srem(RUNNING_SWEEPS_KEY, id).sadd(CLEANUP_KEY, id).exec();
+  private async settle(id: string, state: Exclude<SweepState, 'running'>, chunks: number): Promise<void> {
+    await this.redis.multi().hset(sweepKey(id), { state, chunks }).srem(RUNNING_SWEEPS_KEY, id).sadd(CLEANUP_KEY, id).exec();
     await this.cleanup(id);
   }
 

@@ -46,6 +46,12 @@ const TABLE_COLUMNS: readonly TableColumn[] = [
   { title: 'died', align: 'right', cell: (r) => count(r.died) },
 ];
 
+/** Only in tables with an overloaded row: its unserved requests, and the reason it fails. */
+const OVERLOAD_COLUMNS: readonly TableColumn[] = [
+  { title: 'overloaded', align: 'right', cell: (r) => count(r.overloaded) },
+  { title: 'why', align: 'left', cell: (r) => r.overload_reason },
+];
+
 /**
  * A readable fixed-width table, one row per case: a header line with the problem and engine,
  * a line with the goals, then the columns people read first (PASS/FAIL, success, p99, ...).
@@ -73,16 +79,17 @@ export function formatTable(
   lines.push(about.join(' · '));
   lines.push('');
 
-  const cells = rows.map((row) => TABLE_COLUMNS.map((c) => c.cell(row)));
-  const widths = TABLE_COLUMNS.map((c, i) =>
+  const columns = rows.some((r) => r.overloaded_seeds > 0) ? [...TABLE_COLUMNS, ...OVERLOAD_COLUMNS] : TABLE_COLUMNS;
+  const cells = rows.map((row) => columns.map((c) => c.cell(row)));
+  const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),
   );
   const render = (values: readonly string[]): string =>
     values
-      .map((v, i) => pad(v, widths[i]!, TABLE_COLUMNS[i]!.align))
+      .map((v, i) => pad(v, widths[i]!, columns[i]!.align))
       .join('  ')
       .trimEnd();
-  lines.push(render(TABLE_COLUMNS.map((c) => c.title)));
+  lines.push(render(columns.map((c) => c.title)));
   lines.push(render(widths.map((w) => '-'.repeat(w))));
   for (const r of cells) lines.push(render(r));
   if (rows.length === 0) lines.push('(no cases)');

@@ -5,12 +5,13 @@
  * lines, the hint when one was computed, and the run's metadata. Made from the Arrow table of
  * `servesim sweep --out` or straight from a finished sweep.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DataType, type Table, type Vector } from 'apache-arrow';
 import { ServesimError } from '../errors.js';
 import type { HintConfiguration, HintResult } from '../hint/api.js';
+import { describePartial } from '../sweep/arrow.js';
 import type { SweepOutcome } from '../sweep/run.js';
 import type { GridValue, Sweep } from '../sweep/spec.js';
 import { REPORT_CSS, REPORT_SCRIPT } from './html-template.js';
@@ -38,6 +39,8 @@ export interface ReportMeta {
   readonly created: string;
   readonly confidence: number | null;
   readonly goals: ReportGoals | null;
+  /** What a table written by a sweep stopped early lacks (describePartial); null otherwise. */
+  readonly partial: string | null;
 }
 
 export interface ReportAxis {
@@ -191,6 +194,7 @@ export function reportDataFromTable(table: Table): ReportData {
       created: metadata.get('servesim.created') ?? '',
       confidence: numberOrNull(metadata.get('servesim.confidence')),
       goals: parseGoals(metadata.get('servesim.goals')),
+      partial: describePartial(metadata),
     },
     axes,
     cases,
@@ -230,6 +234,8 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
       created: meta.createdAt,
       confidence: sweep.confidence,
       goals: { success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 },
+      // the note on grid points without results says it: the sweep's whole grid is known here
+      partial: null,
     },
     axes,
     cases: sweep.caseNames,
@@ -339,6 +345,7 @@ export function reportNotes(data: ReportData, layout: ReportLayout): string[] {
   const present = new Set(data.rows.map((r) => r.point.join(','))).size;
   if (data.rows.length === 0) notes.push('The table has no rows: nothing was simulated.');
   else if (present < expected) notes.push(`${present} of ${expected} grid points have results; the others are left blank.`);
+  if (data.meta.partial !== null) notes.push(`This table is ${data.meta.partial}.`);
   if (layout.x < 0) notes.push('The sweep has no grid paths.');
   else if (layout.y < 0) {
     notes.push('Only one grid path varies, so there is no heatmap: pass probability is drawn against it as a line.');
@@ -435,9 +442,4 @@ ${plottingLibraries()}
 </body>
 </html>
 `;
-}
-
-/** Writes the report of a finished sweep (`servesim sweep ... --report report.html`). */
-export function writeReportForSweep(path: string, sweep: Sweep, outcome: SweepReportSource['outcome'], hint?: HintResult | null): void {
-  writeFileSync(path, renderReport({ sweep, outcome }, { hint: hint ?? null }));
 }

@@ -36,6 +36,10 @@ const U32_MAX = 0xffffffff;
  *   no p99 and does not pass. `passes` needs the pooled success and p99 to meet the goals and
  *   `pass_probability >= confidence`. p99 is compared in microseconds (the bucket midpoint)
  *   against `goals.p99`.
+ * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
+ *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
+ *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
+ *   what the seeds measured.
  */
 export function summarize(
   caseName: string,
@@ -57,6 +61,8 @@ export function summarize(
   let rejected = 0;
   let timedOut = 0;
   let died = 0;
+  let overloaded = 0;
+  const overloads = new Map<string, number>();
   let promptTokens = 0;
   let cachedTokens = 0;
   let busy = 0;
@@ -76,6 +82,8 @@ export function summarize(
     rejected += r.rejected;
     timedOut += r.timedOut;
     died += r.died;
+    overloaded += r.overloaded;
+    if (r.overload !== '') overloads.set(r.overload, (overloads.get(r.overload) ?? 0) + 1);
     promptTokens += r.promptTokens;
     cachedTokens += r.cachedTokens;
     busy += r.busyMicros;
@@ -92,7 +100,7 @@ export function summarize(
 
     const p99 = quantile(r.latency, 0.99);
     if (!Number.isNaN(p99)) seedP99s.push(p99);
-    if (r.arrivals > 0 && meetsGoals(r.successes / r.arrivals, p99, goals)) seedsPassing++;
+    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, goals)) seedsPassing++;
   }
 
   const success = arrivals > 0 ? successes / arrivals : Number.NaN;
@@ -119,8 +127,10 @@ export function summarize(
   }
 
   const passProbability = seeds > 0 ? seedsPassing / seeds : Number.NaN;
+  let overloadedSeeds = 0;
+  for (const k of overloads.values()) overloadedSeeds += k;
   const passes =
-    meetsGoals(success, p99, goals) && passProbability >= confidence - RATE_EPSILON;
+    overloadedSeeds === 0 && meetsGoals(success, p99, goals) && passProbability >= confidence - RATE_EPSILON;
 
   let totalCalls = 0;
   let topCalls = 0;
@@ -151,11 +161,21 @@ export function summarize(
     rejected,
     timed_out: timedOut,
     died,
+    overloaded,
     top_replica_share: ratio(topCalls, totalCalls),
     mean_wait_ms: ratio(waitSum, queued) / 1000,
     wait_probability: ratio(waited, queued),
     longest_queue: longestQueue,
+    overloaded_seeds: overloadedSeeds,
+    overload_reason: overloadReason(overloads, seeds),
   };
+}
+
+/** "overloaded: queue at server passed its capacity (272 jobs) in 64 of 64 seeds", most seeds first. */
+function overloadReason(overloads: ReadonlyMap<string, number>, seeds: number): string {
+  if (overloads.size === 0) return '';
+  const parts = [...overloads].sort((a, b) => b[1] - a[1]).map(([where, k]) => `${where} in ${k} of ${seeds} seeds`);
+  return `overloaded: ${parts.join('; ')}`;
 }
 
 /** NaN (an undefined rate or p99) never meets a goal. */

@@ -3,6 +3,7 @@
  * and the functions that run sweeps and hint searches (replaceable in tests).
  */
 import type { HintRequest, HintResult } from '../hint/api.js';
+import { INPUT_LIMITS } from '../problem/bounds.js';
 import { DEFAULT_MAX_INSTANCES } from '../sweep/spec.js';
 import type { ProblemCatalog } from './catalog.js';
 import type { JobRegistry } from './jobs.js';
@@ -20,6 +21,9 @@ export interface ServiceLimits {
   readonly syncMaxInstances: number;
   /** Largest sweep taken at all, as a job. */
   readonly maxInstances: number;
+  /** Grid points of a sweep, job or hint search: every point is checked to make a valid problem
+   * before the answer, ~0.1 ms each, while the server answers nobody else. */
+  readonly maxGridPoints: number;
   /** Finished jobs kept in memory for their results. */
   readonly keepFinishedJobs: number;
   /** Jobs queued or running at once. */
@@ -29,10 +33,12 @@ export interface ServiceLimits {
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
-  bodyLimit: 1024 * 1024,
+  // a body is held to the same bounds as a problem or sweep file
+  bodyLimit: INPUT_LIMITS.bytes,
   maxConcurrent: 2,
   syncMaxInstances: 20_000,
   maxInstances: DEFAULT_MAX_INSTANCES,
+  maxGridPoints: 10_000,
   keepFinishedJobs: 100,
   maxActiveJobs: 100,
   retryAfterSeconds: 5,

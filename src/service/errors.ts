@@ -5,7 +5,8 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { ServesimError, type FieldIssue } from '../errors.js';
+import { listIssues, ServesimError, type FieldIssue } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 
 /** Errors of the service itself, not of the input's content: the catalogue's shape. */
 export type ServiceErrorCode =
@@ -48,6 +49,12 @@ export function busy(what: string, retryAfterSeconds: number): ServiceError {
   });
 }
 
+/** An error's message as a client may see it: the server's own files named relative to the package, never by absolute path. */
+export function publicMessage(err: Error): string {
+  const root = packageRoot()?.dir;
+  return root === undefined ? err.message : err.message.split(`${root}/`).join('');
+}
+
 function statusOf(err: Error & { statusCode?: unknown; validation?: unknown }): number {
   if (err instanceof ServesimError || err instanceof ServiceError) return err.statusCode;
   if (err.validation !== undefined) return 400;
@@ -60,10 +67,12 @@ export function installErrorHandlers(app: FastifyInstance): void {
     const statusCode = statusOf(err);
     if (statusCode >= 500) request.log.error({ err }, 'request failed');
     if (err instanceof ServiceError) void reply.headers(err.headers);
-    // a bug has no code of its own
-    const code = typeof err.code === 'string' ? err.code : 'SERVESIM_INTERNAL';
+    // a bug has no code of its own, and its message (which may quote anything) stays in the log
+    const bug = typeof err.code !== 'string';
+    const code = bug ? 'SERVESIM_INTERNAL' : (err.code as string);
+    const message = bug && statusCode >= 500 ? 'internal error; the server log has the details' : publicMessage(err);
     const issues = Array.isArray(err.issues) ? (err.issues as FieldIssue[]) : undefined;
-    return reply.code(statusCode).type('application/json; charset=utf-8').send(errorBody(statusCode, code, err.message, issues));
+    return reply.code(statusCode).type('application/json; charset=utf-8').send(errorBody(statusCode, code, message, issues));
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(errorBody(404, 'SERVESIM_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}; GET /openapi.json lists them`)),
@@ -131,5 +140,5 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
     const d = describe(e, dataVar);
     lines.push(`${d.path}: ${d.reason}`);
   }
-  return new Error(`invalid request: ${lines.join('; ')}`);
+  return new Error(`invalid request: ${listIssues(lines)}`);
 }

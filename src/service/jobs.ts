@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { packageVersion } from '../cli/version.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
 import type { GridPoint, Sweep } from '../sweep/spec.js';
-import { busy, ServiceError } from './errors.js';
+import { busy, publicMessage, ServiceError } from './errors.js';
 import type { Release, Slots } from './slots.js';
 import { runSweepStreaming, type StreamingRunOptions, type SweepRunner } from './streaming-run.js';
 
@@ -109,7 +109,7 @@ export class Job {
       points: { done: this.finished.size, total },
       instances: { done: this.isFinal ? this.finished.size * perPoint : this.instancesDone, total: total * perPoint },
       unfinished: this.unfinished(),
-      error: this.error === null ? null : { code: typeof this.error.code === 'string' ? this.error.code : 'SERVESIM_INTERNAL', message: this.error.message },
+      error: this.error === null ? null : { code: typeof this.error.code === 'string' ? this.error.code : 'SERVESIM_INTERNAL', message: publicMessage(this.error) },
       links: jobLinks(this.id),
     };
   }

@@ -4,7 +4,9 @@
  * `problem` names a shipped problem: the search is given no folder, so it reads no paths.
  */
 import type { FastifyInstance } from 'fastify';
+import { ServesimError } from '../errors.js';
 import type { HintRequest } from '../hint/api.js';
+import { gridPoints, type AxisSpec } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
 import { busy } from './errors.js';
@@ -22,6 +24,7 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
           responses: {
             200: { description: 'the hint result: a Pareto set of passing configurations and why cheaper ones fail', types: ['application/json'] },
             ...ERROR_RESPONSES,
+            413: { description: 'a grid over the points limit; a body too large, too deep or with too many keys' },
             429: { description: 'too many sweeps running; see Retry-After' },
           },
         },
@@ -29,6 +32,15 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
     },
     async (request, reply) => {
       const body = request.body as HintRequest;
+      // the search checks every point of its grid before it starts: count it first
+      const points = gridPoints(body.vary as Record<string, AxisSpec>);
+      if (points > ctx.limits.maxGridPoints) {
+        throw new ServesimError(
+          'SERVESIM_GRID_TOO_LARGE',
+          `${points.toLocaleString('en')} grid points; the limit is ${ctx.limits.maxGridPoints.toLocaleString('en')} points`,
+          'vary',
+        );
+      }
       const release = ctx.slots.tryAcquire();
       if (release === undefined) throw busy(`${ctx.slots.size} sweeps are running, the most this server runs at once`, ctx.limits.retryAfterSeconds);
       const watch = watchDisconnect(reply);

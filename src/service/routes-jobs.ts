@@ -37,7 +37,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
           responses: {
             202: { description: 'the job: {id, status, links, ...}; Location names it', types: ['application/json'] },
             ...ERROR_RESPONSES,
-            413: { description: 'sweep over the absolute limit; body too large' },
+            413: { description: 'sweep over the absolute limit; a body too large, too deep or with too many keys' },
             429: { description: 'too many jobs queued or running; see Retry-After' },
           },
         },

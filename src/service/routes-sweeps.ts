@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ServesimError } from '../errors.js';
 import { ARROW_STREAM_TYPE, SweepTable } from '../sweep/arrow.js';
 import type { SweepOutcome } from '../sweep/run.js';
-import { sweepFromObject, type Sweep } from '../sweep/spec.js';
+import { sweepFromObject, type GridSize, type Sweep } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
 import { busy } from './errors.js';
@@ -17,13 +17,13 @@ import { sweepBodySchema } from './schemas.js';
 import { runSweepStreaming } from './streaming-run.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
 
-/** A request body as a sweep: problems by shipped id or inline only (no paths on a server). */
-export function parseSweepBody(ctx: ServiceContext, body: unknown): Sweep {
-  return sweepFromObject(body, { maxInstances: ctx.limits.maxInstances });
-}
-
-function instancesOf(sweep: Sweep): number {
-  return sweep.points.length * sweep.caseNames.length * sweep.seeds;
+/**
+ * A request body as a sweep: problems by shipped id or inline only (no paths on a server), the
+ * grid refused over the server's limits (and the route's own, `checkSize`) before any point is
+ * checked.
+ */
+export function parseSweepBody(ctx: ServiceContext, body: unknown, checkSize?: (size: GridSize) => void): Sweep {
+  return sweepFromObject(body, { maxInstances: ctx.limits.maxInstances, maxPoints: ctx.limits.maxGridPoints, ...(checkSize ? { checkSize } : {}) });
 }
 
 /** Why a sweep that should have finished did not. */
@@ -44,7 +44,7 @@ export function registerSweepRoutes(app: FastifyInstance, ctx: ServiceContext): 
             200: { description: 'one row per (grid point, case); Arrow batches stream as points finish', types: Object.values(TABLE_MEDIA_TYPES) },
             ...ERROR_RESPONSES,
             406: NOT_ACCEPTABLE,
-            413: { description: 'sweep over the synchronous limit (POST /v1/jobs instead) or the absolute one; body too large' },
+            413: { description: 'sweep over the synchronous limit (POST /v1/jobs instead) or the absolute one; a body too large, too deep or with too many keys' },
             429: { description: 'too many sweeps running; see Retry-After' },
           },
         },
@@ -52,15 +52,14 @@ export function registerSweepRoutes(app: FastifyInstance, ctx: ServiceContext): 
     },
     async (request, reply) => {
       const format = negotiate(request.headers.accept);
-      const sweep = parseSweepBody(ctx, request.body);
-      const instances = instancesOf(sweep);
-      if (instances > ctx.limits.syncMaxInstances) {
+      const sweep = parseSweepBody(ctx, request.body, (size) => {
+        if (size.instances <= ctx.limits.syncMaxInstances) return;
         throw new ServesimError(
           'SERVESIM_GRID_TOO_LARGE',
-          `${instances.toLocaleString('en')} instances (${sweep.points.length} points x ${sweep.caseNames.length} cases x ${sweep.seeds} seeds) is over the ${ctx.limits.syncMaxInstances.toLocaleString('en')} this endpoint runs while you wait; POST the same body to /v1/jobs`,
+          `${size.instances.toLocaleString('en')} instances (${size.points} points x ${size.cases} cases x ${size.seeds} seeds) is over the ${ctx.limits.syncMaxInstances.toLocaleString('en')} this endpoint runs while you wait; POST the same body to /v1/jobs`,
           'grid',
         );
-      }
+      });
       const release = ctx.slots.tryAcquire();
       if (release === undefined) throw busy(`${ctx.slots.size} sweeps are running, the most this server runs at once`, ctx.limits.retryAfterSeconds);
       const watch = watchDisconnect(reply);

@@ -3,27 +3,37 @@
  * dotted paths (the same paths as `--set`), the cases and seeds. Parsed once into a typed
  * `Sweep`; every grid point is checked to build a valid problem before any work starts.
  */
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ServesimError } from '../errors.js';
+import { invalidProblem, invalidSweep, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
-import { problemFromObject } from '../problem/parse.js';
-import { selectCases } from '../problem/parse.js';
+import { problemFromObject, readInputFile, readYaml, selectCases } from '../problem/parse.js';
+import { isPlainObject } from '../problem/schema-walk.js';
 import type { EngineChoice } from '../run/types.js';
 
 /** Refuse sweeps larger than this many instances (grid points x cases x seeds) by default. */
 export const DEFAULT_MAX_INSTANCES = 2_000_000;
-const MAX_POINTS = 100_000;
+/** Grid points by default: each is checked to make a valid problem before any work, ~0.1 ms each. */
+const DEFAULT_MAX_POINTS = 100_000;
+/**
+ * Seeds per case and grid point: a case's result records, ~7 KB a seed (the latency
+ * histogram), are all held, and copied once decoded, while it is summarized: ~140 MB here.
+ */
+export const MAX_SEEDS = 10_000;
+export const MAX_SEEDS_MESSAGE = `at most ${MAX_SEEDS.toLocaleString('en')} seeds per case and grid point (each case's results are held in memory at once)`;
 
-const value = z.union([z.number(), z.string()]);
+/** Characters of a grid path or a grid value: paths and names are short, and errors quote them. */
+const MAX_GRID_TEXT = 200;
+
+const value = z.union([z.number(), z.string().max(MAX_GRID_TEXT)]);
 const range = z
   .object({ from: z.number(), to: z.number(), step: z.number().positive('must be positive') })
   .strict()
   .refine((r) => r.to >= r.from, { message: 'to must be at least from' })
   .describe('from, from + step, ... up to to (inclusive)');
+/** Problem field paths to the values each takes: a sweep's grid, a hint search's paths to vary. */
+export const gridSchema = z.record(z.string().max(MAX_GRID_TEXT), z.union([z.array(value).min(1, 'needs at least one value'), range]));
 /** A path (relative to the sweep file), the id of a shipped problem, or the problem itself. */
 const problemField = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 
@@ -33,11 +43,9 @@ export const sweepFileSchema = z
     id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case words joined by -').optional().describe("default: the problem's id"),
     title: z.string().optional().describe("default: the problem's title"),
     problem: problemField,
-    grid: z
-      .record(z.string(), z.union([z.array(value).min(1, 'needs at least one value'), range]))
-      .describe('problem field paths (as --set takes them) to the values each takes: a list, or a range'),
+    grid: gridSchema.describe('problem field paths (as --set takes them) to the values each takes: a list, or a range'),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: z.number().int().min(1).max(1_000_000).default(64).describe('seeds per case and grid point'),
+    seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(64).describe('seeds per case and grid point'),
     seed: z.number().int().min(0).max(0xffffffff).optional().describe("the first seed; default: the problem's seed"),
     confidence: z.number().gt(0).max(1).optional().describe("share of seeds that must meet both goals; default: the problem's"),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
@@ -102,10 +110,24 @@ export interface Sweep {
   readonly engine: EngineChoice;
 }
 
+/** How much work a sweep asks for, counted from its axes before any point is built. */
+export interface GridSize {
+  readonly points: number;
+  readonly cases: number;
+  readonly seeds: number;
+  readonly instances: number;
+}
+
 export interface SweepParseOptions {
   /** Folder that relative problem paths are resolved against; absent: paths are refused. */
   readonly baseDir?: string;
+  /** Instances (points x cases x seeds); default DEFAULT_MAX_INSTANCES. */
   readonly maxInstances?: number;
+  /** Grid points; default DEFAULT_MAX_POINTS. */
+  readonly maxPoints?: number;
+  /** A caller's own limit on the size (the service's synchronous one): throws to refuse, before
+   * any grid point is built or checked. */
+  readonly checkSize?: (size: GridSize) => void;
   /** Replaces the file's seeds (the CLI's --seeds). */
   readonly seeds?: number;
   readonly engine?: EngineChoice;
@@ -122,12 +144,25 @@ function invalid(path: string, message: string): ServesimError {
   return new ServesimError('SERVESIM_SWEEP_INVALID', message, path);
 }
 
-function axisValues(path: string, spec: readonly GridValue[] | { from: number; to: number; step: number }): GridValue[] {
-  if (Array.isArray(spec)) return [...spec];
-  const { from, to, step } = spec as { from: number; to: number; step: number };
-  const count = Math.floor((to - from) / step + 1e-9) + 1;
-  if (count > MAX_POINTS) throw invalid(`grid.${path}`, `a range of ${count} values; at most ${MAX_POINTS}`);
-  return Array.from({ length: count }, (_, i) => Number((from + i * step).toPrecision(12)));
+/** A grid axis as a sweep file writes it: the values, or a range. */
+export type AxisSpec = readonly GridValue[] | { readonly from: number; readonly to: number; readonly step: number };
+
+/** How many values an axis takes, without listing them. */
+function axisLength(spec: AxisSpec): number {
+  if (Array.isArray(spec)) return spec.length;
+  const { from, to, step } = spec as Exclude<AxisSpec, readonly GridValue[]>;
+  return Math.floor((to - from) / step + 1e-9) + 1;
+}
+
+/** The points of a grid, counted from its axes without listing them. */
+export function gridPoints(grid: Readonly<Record<string, AxisSpec>>): number {
+  return Object.values(grid).reduce((n, spec) => n * axisLength(spec), 1);
+}
+
+function axisValues(spec: AxisSpec): GridValue[] {
+  if (Array.isArray(spec)) return [...(spec as readonly GridValue[])];
+  const { from, step } = spec as Exclude<AxisSpec, readonly GridValue[]>;
+  return Array.from({ length: axisLength(spec) }, (_, i) => Number((from + i * step).toPrecision(12)));
 }
 
 function axisType(values: readonly GridValue[]): GridAxis['type'] {
@@ -136,39 +171,56 @@ function axisType(values: readonly GridValue[]): GridAxis['type'] {
   return 'string';
 }
 
-/** Reads the problem a sweep names: a shipped id, a file path, or an inline object. */
+/**
+ * Reads the problem a sweep names: a shipped id, a file path, or an inline object. Messages
+ * name a file as the sweep does, relative to its folder (a shipped one by its file name), never
+ * by the absolute path: a server's errors must not describe its disk.
+ */
 function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string } {
   if (typeof problem !== 'string') return { raw: problem, source: 'inline problem' };
   const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
   if (!shipped && baseDir === undefined) {
     throw invalid('problem', `"${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`);
   }
-  const file = shipped ? resolve(shippedProblems, `${problem}.yaml`) : resolve(baseDir!, problem);
+  const source = shipped ? `${problem}.yaml` : problem;
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw invalid('problem', shipped ? `no shipped problem "${problem}"` : `cannot read ${file}`);
+    text = readInputFile(shipped ? resolve(shippedProblems, source) : resolve(baseDir!, problem), 'problem file', source);
+  } catch (err) {
+    if (!(err instanceof ServesimError)) throw err;
+    // the sweep's field is to blame: a file it cannot read is an invalid sweep, one too large stays so
+    if (err.code !== 'SERVESIM_FILE_UNREADABLE') throw new ServesimError(err.code, err.message, 'problem');
+    throw invalid('problem', shipped ? `no shipped problem "${problem}"` : err.message);
   }
-  return { raw: parseYaml(text) as unknown, source: file };
+  return { raw: readYaml(text, source, (issues) => invalidProblem(issues, source)).value, source };
+}
+
+/**
+ * The issue of a grid (`field` of `raw`: a sweep's grid, a hint's vary) with an own key
+ * `__proto__`, as a JSON body or YAML may have: zod's record would drop it (assigning it sets
+ * the parsed object's prototype), and the sweep would run without that axis. Checked on the
+ * raw object, before zod.
+ */
+export function protoGridKey(raw: unknown, field: string): FieldIssue | undefined {
+  const grid = isPlainObject(raw) && Object.hasOwn(raw, field) ? raw[field] : undefined;
+  if (!isPlainObject(grid) || !Object.hasOwn(grid, '__proto__')) return undefined;
+  return { path: `${field}.__proto__`, message: 'not a problem field path; a grid key is a path as --set takes it, e.g. gpu.slots' };
 }
 
 /** Validates a sweep (already parsed from YAML or JSON) and expands its grid. */
 export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): Sweep {
+  const proto = protoGridKey(raw, 'grid');
+  if (proto !== undefined) throw invalidSweep([proto]);
   const parsed = sweepFileSchema.safeParse(raw);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(sweep)'}: ${i.message}`);
-    throw new ServesimError('SERVESIM_SWEEP_INVALID', `invalid sweep: ${lines.join('; ')}`);
+    throw invalidSweep(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(sweep)', message: i.message })));
   }
   const file = parsed.data;
   const { raw: problemRaw, source } = resolveProblem(file.problem, options.baseDir);
   const problem = problemFromObject(problemRaw, [], source);
 
-  const axes: GridAxis[] = Object.entries(file.grid).map(([path, spec]) => {
-    const values = axisValues(path, spec as never);
-    return { path, values, type: axisType(values) };
-  });
-  const count = axes.reduce((n, a) => n * a.values.length, 1);
+  // counted from the axes: nothing is listed or checked before the size is known to be allowed
+  const count = gridPoints(file.grid);
   let caseNames: string[];
   try {
     caseNames = selectCases(problem, file.cases).map((c) => c.name);
@@ -179,14 +231,20 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
   const seeds = options.seeds ?? file.seeds;
   const instances = count * caseNames.length * seeds;
   const limit = options.maxInstances ?? DEFAULT_MAX_INSTANCES;
-  if (count > MAX_POINTS || instances > limit) {
+  const maxPoints = options.maxPoints ?? DEFAULT_MAX_POINTS;
+  if (count > maxPoints || instances > limit) {
     throw new ServesimError(
       'SERVESIM_GRID_TOO_LARGE',
-      `${count.toLocaleString('en')} grid points x ${caseNames.length} cases x ${seeds} seeds = ${instances.toLocaleString('en')} instances; the limit is ${limit.toLocaleString('en')} instances (${MAX_POINTS.toLocaleString('en')} points)`,
+      `${count.toLocaleString('en')} grid points x ${caseNames.length} cases x ${seeds} seeds = ${instances.toLocaleString('en')} instances; the limit is ${limit.toLocaleString('en')} instances (${maxPoints.toLocaleString('en')} points)`,
       'grid',
     );
   }
+  options.checkSize?.({ points: count, cases: caseNames.length, seeds, instances });
 
+  const axes: GridAxis[] = Object.entries(file.grid).map(([path, spec]) => {
+    const values = axisValues(spec);
+    return { path, values, type: axisType(values) };
+  });
   const points: GridPoint[] = [];
   for (let index = 0; index < count; index++) {
     let rest = index;
@@ -228,17 +286,6 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
 
 /** Reads a sweep file; relative problem paths resolve against the file's folder. */
 export function loadSweep(path: string, options: Omit<SweepParseOptions, 'baseDir'> = {}): Sweep {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read sweep file ${path}`);
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new ServesimError('SERVESIM_SWEEP_INVALID', `${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
-  return sweepFromObject(raw, { ...options, baseDir: dirname(resolve(path)) });
+  const { value } = readYaml(readInputFile(path, 'sweep file'), path, (issues) => invalidSweep(issues, path));
+  return sweepFromObject(value, { ...options, baseDir: dirname(resolve(path)) });
 }
