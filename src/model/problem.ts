@@ -168,7 +168,8 @@ export interface Slowdown extends Window {
 
 export interface ReplicaFailure extends Window {
   readonly target: Target;
-  readonly replica: number;
+  /** A replica index, one drawn per seed (`random`), or the one holding the most calls when it starts. */
+  readonly replica: number | 'random' | 'busiest';
   /** reset: connections reset at once; hang: found by a health check after detectAfter. */
   readonly mode: 'reset' | 'hang';
   readonly detectAfter: number;

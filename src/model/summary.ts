@@ -29,7 +29,7 @@ export interface CaseSummary {
   readonly rejected: number;
   readonly timed_out: number;
   readonly died: number;
-  /** Share of the most-loaded GPU replica in model calls. */
+  /** Share of model calls that went to each seed's most-loaded GPU replica (pooled over seeds). */
   readonly top_replica_share: number;
   readonly mean_wait_ms: number;
   readonly wait_probability: number;

@@ -85,7 +85,7 @@ class CaseBuilder {
     const target = this.target(f.target, this.ctx.killTarget, path);
     const w = this.window(f.from, f.to, path);
     const n = target === undefined ? undefined : this.ctx.replicas.get(target);
-    if (n !== undefined && f.replica >= n) {
+    if (n !== undefined && typeof f.replica === 'number' && f.replica >= n) {
       this.issue(`${path}.replica`, `${target} has ${n} replica${n === 1 ? '' : 's'} (0 to ${n - 1}), got ${f.replica}`);
       return undefined;
     }
@@ -122,7 +122,7 @@ class CaseBuilder {
     let slowdown: Slowdown | null = name === 'slow-dependency' ? this.slowdown({}, path) : null;
     let extra: ReplicaFailure[] = [];
     if (name === 'server-dies') {
-      const kill = this.failure({ replica: 0, mode: 'reset', detectAfter: DEFAULT_DETECT_AFTER }, path);
+      const kill = this.failure({ replica: 'random', mode: 'reset', detectAfter: DEFAULT_DETECT_AFTER }, path);
       if (kill !== undefined) extra = [kill];
     }
     if (change !== undefined) {
