@@ -1,4 +1,4 @@
-// Counter-based random numbers (MODEL.md section 7): the mirror of src/engine/rng.ts, same
+// Counter-based random numbers (docs/model.md section 7): the mirror of src/engine/rng.ts, same
 // functions in the same order. kernel-source.ts prepends STREAM_SALT (from rng.ts) and the
 // layout constants. WGSL u32 arithmetic wraps, so rng.ts's `>>> 0` and Math.imul are plain
 // operators here; sampleTable reads the `tb` binding where rng.ts takes the tables array.

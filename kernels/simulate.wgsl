@@ -768,7 +768,8 @@ fn routePick(j: u32) -> u32 {
   let n = pr[P_GPU_REPLICAS];
   let policy = pr[P_POLICY];
   if (policy == POLICY_PREFIX_AFFINITY || policy == POLICY_BOUNDED_AFFINITY) {
-    let start = ringStart(pcg(routeKey(j)));
+    // each seed draws where a session or prefix lands, as real session ids and hashes are random
+    let start = ringStart(random(STREAM_PLACEMENT, routeKey(j), 0u));
     var total = 0u;
     var up = 0u;
     for (var r = 0u; r < n; r++) {
@@ -1096,9 +1097,44 @@ fn failHeldJobs(tgt: u32, replica: u32) {
   }
 }
 
+/** The replica failure f took down (picked when it started). */
+fn failedReplica(f: u32) -> u32 {
+  return st[ix(sb + pr[P_OFF_FAILED] + f)];
+}
+
+/** The replica of `tgt` with the most calls held, then the most KV in use; the first on a tie. */
+fn busiestReplica(tgt: u32) -> u32 {
+  var best = 0u;
+  if (tgt == TARGET_GPU) {
+    for (var r = 1u; r < pr[P_GPU_REPLICAS]; r++) {
+      let rb = replicaAt(r);
+      let bb = replicaAt(best);
+      if (st[ix(rb + RP_LOAD)] > st[ix(bb + RP_LOAD)] || (st[ix(rb + RP_LOAD)] == st[ix(bb + RP_LOAD)] && st[ix(rb + RP_KV_USED)] > st[ix(bb + RP_KV_USED)])) { best = r; }
+    }
+  } else if (tgt == TARGET_APP) {
+    for (var a = 1u; a < pr[P_APP_REPLICAS]; a++) { if (st[ix(appAt(a) + AP_BUSY)] > st[ix(appAt(best) + AP_BUSY)]) { best = a; } }
+  } else if (tgt == TARGET_SERVER) {
+    for (var s = 1u; s < pr[P_SERVER_REPLICAS]; s++) { if (st[ix(serverAt(s) + AP_BUSY)] > st[ix(serverAt(best) + AP_BUSY)]) { best = s; } }
+  }
+  return best;
+}
+
+/** The replica a failure takes down: the problem's, one drawn from the seed, or the busiest now. */
+fn failurePick(f: u32, tgt: u32) -> u32 {
+  let replica = failureWord(f, FAILURE_REPLICA);
+  if (replica == PICK_BUSIEST) { return busiestReplica(tgt); }
+  if (replica != PICK_RANDOM) { return replica; }
+  var n = 1u;
+  if (tgt == TARGET_GPU) { n = pr[P_GPU_REPLICAS]; }
+  else if (tgt == TARGET_APP) { n = pr[P_APP_REPLICAS]; }
+  else if (tgt == TARGET_SERVER) { n = pr[P_SERVER_REPLICAS]; }
+  return random(STREAM_FAILURE, f, 0u) % n;
+}
+
 fn failureStart(f: u32) {
   let tgt = failureWord(f, FAILURE_TARGET);
-  let replica = failureWord(f, FAILURE_REPLICA);
+  let replica = failurePick(f, tgt);
+  st[ix(sb + pr[P_OFF_FAILED] + f)] = replica;
   let hang = failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG;
   if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     st[ix(replicaAt(replica) + RP_STATUS)] = select(STATUS_DEAD, STATUS_HUNG, hang);
@@ -1113,7 +1149,7 @@ fn failureStart(f: u32) {
 
 /** The health check finds a hung replica: the router marks it down and its calls fail. */
 fn failureDetect(f: u32) {
-  let replica = failureWord(f, FAILURE_REPLICA);
+  let replica = failedReplica(f);
   let rb = replicaAt(replica);
   if (st[ix(rb + RP_STATUS)] != STATUS_HUNG) { return; }
   st[ix(rb + RP_STATUS)] = STATUS_DEAD;
@@ -1124,7 +1160,7 @@ fn failureDetect(f: u32) {
 /** The replica comes back, empty, and the router sends to it again. */
 fn failureEnd(f: u32) {
   let tgt = failureWord(f, FAILURE_TARGET);
-  let replica = failureWord(f, FAILURE_REPLICA);
+  let replica = failedReplica(f);
   if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     let rb = replicaAt(replica);
     st[ix(rb + RP_STATUS)] = STATUS_ALIVE;

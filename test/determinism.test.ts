@@ -1,5 +1,5 @@
 /**
- * Determinism (MODEL.md section 7): the same configuration and seeds give the same records,
+ * Determinism (docs/model.md section 7): the same configuration and seeds give the same records,
  * bit for bit, whichever engine runs them and however time is cut into windows; other seeds
  * give other records.
  */

@@ -1,5 +1,5 @@
 /**
- * An M/M/c queue (MODEL.md section 8): problems/mmc.yaml (c = 4 servers, mean service 100 ms)
+ * An M/M/c queue (docs/model.md section 8): problems/mmc.yaml (c = 4 servers, mean service 100 ms)
  * at three loads, against Erlang C's closed form for the waiting probability, the mean wait
  * and the 99th percentile of the time in system. 600 seeds x ~6,000 jobs keep the standard
  * error of the mean wait under 1%, so a 3% miss is a model error, not luck.

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
-import { FAILURE, FAILURE_WORDS, P, PREFIX_WORDS, TABLE_WORDS } from '../src/engine/layout.js';
+import { FAILURE, FAILURE_WORDS, P, PICK, PREFIX_WORDS, TABLE_WORDS } from '../src/engine/layout.js';
 import { tableMean } from '../src/engine/tables.js';
 import { ServesimError } from '../src/errors.js';
 import type { Distribution, Problem, Scenario } from '../src/model/problem.js';
@@ -294,7 +294,8 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
   expect(word(P.N_FAILURES)).toBe(scenario.failures.length);
   scenario.failures.forEach((f, i) => {
     const at = word(P.OFF_FAILURES) + i * FAILURE_WORDS;
-    expect([word(at + FAILURE.REPLICA), word(at + FAILURE.FROM), word(at + FAILURE.TO)]).toEqual([f.replica, f.from, f.to]);
+    const replica = f.replica === 'random' ? PICK.RANDOM : f.replica === 'busiest' ? PICK.BUSIEST : f.replica;
+    expect([word(at + FAILURE.REPLICA), word(at + FAILURE.FROM), word(at + FAILURE.TO)]).toEqual([replica, f.from, f.to]);
     expect(word(at + FAILURE.DETECT_AT)).toBe(f.mode === 'hang' ? Math.min(f.to, f.from + f.detectAfter) : f.from);
   });
 }

@@ -57,7 +57,7 @@ describe('hot-prefix carries seed 000', () => {
     expect(w.share).toBe(0.85);
     expect(w.prefixes).toEqual([{ tokens: 12_000, weight: 1 }]);
   });
-  it('MODEL.md default token counts: suffix 300, unique 2000, output 60', () => {
+  it('docs/model.md default token counts: suffix 300, unique 2000, output 60', () => {
     expect(w.suffix).toEqual({ kind: 'fixed', value: 300 });
     expect(w.unique).toEqual({ kind: 'fixed', value: 2000 });
     expect(w.output).toEqual({ kind: 'fixed', value: 60 });
@@ -97,7 +97,7 @@ describe('coding-agents carries seed 001', () => {
   it('20-step tasks; orchestrator 400 slots', () => {
     expect(p.orchestrator).toEqual({ slots: 400, steps: 20, overhead: 0 });
   });
-  it('MODEL.md default tokens: system 4000, input 1000, output 50', () => {
+  it('docs/model.md default tokens: system 4000, input 1000, output 50', () => {
     expect(w).toEqual({
       kind: 'task',
       system: 4000,
@@ -127,7 +127,7 @@ describe('coding-agents carries seed 001', () => {
     expect(p.cases.map((c) => c.name)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
     const dies = p.cases.find((c) => c.name === 'server-dies');
     expect(dies?.failures).toEqual([
-      { target: 'gpu', replica: 0, mode: 'reset', detectAfter: s(5), from: s(30 + 15), to: s(30 + 30) },
+      { target: 'gpu', replica: 'random', mode: 'reset', detectAfter: s(5), from: s(30 + 15), to: s(30 + 30) },
     ]);
   });
 });

@@ -130,6 +130,7 @@ describe('bad --set', () => {
     ['workload.prefixes[3].tokens=5', 'workload.prefixes[3]', 'workload.prefixes has 1 entry'],
     ['workload.suffix.median=5', 'workload.suffix.median', 'set the whole workload.suffix'],
     ['gpu.slots=[1, 2', 'gpu.slots', 'is not valid YAML'],
+    ['title=!!js/function "f() {}"', 'title', 'is not valid YAML: Unresolved tag: tag:yaml.org,2002:js/function'],
   ])('%s → %s', (set, path, reason) => {
     const err = thrown(() => loadProblem(HOT, [set]));
     expect(err.code).toBe('SERVESIM_OVERRIDE_INVALID');

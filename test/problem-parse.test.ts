@@ -72,7 +72,7 @@ describe('defaults', () => {
     });
   });
 
-  it('fill the request workload from MODEL.md section 8', () => {
+  it('fill the request workload from docs/model.md section 8', () => {
     expect(p.workload).toEqual({
       kind: 'request',
       prefixes: [],
@@ -161,10 +161,10 @@ describe('cases', () => {
     expect(byName(p, 'slow-dependency')?.slowdown).toEqual({ target: 'gpu', factor: 2, from: s(20), to: s(30) });
   });
 
-  it('server-dies resets GPU replica 0 in the middle third (the GPU pool wins a tie with the app)', () => {
+  it('server-dies resets a GPU replica drawn per seed in the middle third (the GPU pool wins a tie with the app)', () => {
     const tie = parseProblem(MINIMAL_REQUEST.replace('app: { slots', 'app: { replicas: 2, slots'));
     expect(byName(tie, 'server-dies')?.failures).toEqual([
-      { target: 'gpu', replica: 0, mode: 'reset', detectAfter: s(5), from: s(20), to: s(30) },
+      { target: 'gpu', replica: 'random', mode: 'reset', detectAfter: s(5), from: s(20), to: s(30) },
     ]);
     const moreApps = parseProblem(MINIMAL_REQUEST.replace('app: { slots', 'app: { replicas: 3, slots'));
     expect(byName(moreApps, 'server-dies')?.failures[0]?.target).toBe('app');

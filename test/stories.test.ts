@@ -1,10 +1,11 @@
 /**
- * The stories MODEL.md section 8 says the model must tell, on the two seed problems.
+ * The stories docs/model.md section 8 says the model tells, on the two seed problems, with
+ * placement and the failed replica drawn per seed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProblem, closeEngines } from '../src/run/run.js';
 import { loadProblem } from '../src/problem/parse.js';
-import { closePool, problemFile, runCase, sum } from './support.js';
+import { closePool, problemFile } from './support.js';
 import type { CaseSummary } from '../src/model/summary.js';
 
 afterAll(async () => {
@@ -21,25 +22,26 @@ async function cases(name: string, sets: readonly string[] = []): Promise<readon
 }
 
 describe('hot prefix (seed 1)', () => {
-  it('as given: the owner replica takes 85-90% of the calls and most requests time out', async () => {
-    const { results } = await runCase('hot-prefix', { seeds: SEEDS });
-    const calls = new Float64Array(results[0]!.callsPerReplica.length);
-    for (const r of results) r.callsPerReplica.forEach((c, i) => (calls[i]! += c));
-    const total = calls.reduce((s, c) => s + c, 0);
-    const share = Math.max(...calls) / total;
-    expect(share).toBeGreaterThanOrEqual(0.85);
-    expect(share).toBeLessThanOrEqual(0.9);
-    expect(sum(results, 'timedOut') / sum(results, 'arrivals')).toBeGreaterThan(0.5);
+  it("as given: each seed's owner replica takes 85-90% of the calls and most requests time out", async () => {
+    const [asGiven] = await cases('hot-prefix');
+    expect(asGiven!.top_replica_share).toBeGreaterThanOrEqual(0.85);
+    expect(asGiven!.top_replica_share).toBeLessThanOrEqual(0.9);
+    expect(asGiven!.timed_out / asGiven!.requests).toBeGreaterThan(0.5);
   });
 
   it('as given it fails every case', async () => {
     for (const row of await cases('hot-prefix')) expect(row.passes, row.case).toBe(false);
   });
 
-  // bounded affinity keeps up to 1.25x the mean load on the owner, so it needs more slots
-  for (const [policy, slots] of [['least-loaded', 16], ['cache-aware', 16], ['bounded-affinity', 32]] as const) {
-    it(`${policy} with ${slots} slots passes all four cases and keeps the hit rate high`, async () => {
-      const rows = await cases('hot-prefix', [`router.policy=${policy}`, `gpu.slots=${slots}`]);
+  // bounded affinity lets the owner take c times the mean load: at the default c = 1.25 the
+  // owner is the bottleneck in the slow-dependency case whatever the slots, so c = 1.1
+  for (const [policy, sets] of [
+    ['least-loaded', ['gpu.slots=16']],
+    ['cache-aware', ['gpu.slots=16']],
+    ['bounded-affinity', ['gpu.slots=32', 'router.boundedLoad=1.1']],
+  ] as const) {
+    it(`${policy} with ${sets.join(', ')} passes all four cases and keeps the hit rate high`, async () => {
+      const rows = await cases('hot-prefix', [`router.policy=${policy}`, ...sets]);
       expect(rows.map((r) => r.case)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
       for (const row of rows) {
         expect(row.passes, `${policy} ${row.case}`).toBe(true);
@@ -47,6 +49,13 @@ describe('hot prefix (seed 1)', () => {
       }
     });
   }
+
+  it('bounded-affinity at the default c = 1.25 fails only the slow dependency, and more slots do not help', async () => {
+    for (const slots of [32, 64]) {
+      const rows = await cases('hot-prefix', ['router.policy=bounded-affinity', `gpu.slots=${slots}`]);
+      expect(rows.filter((r) => !r.passes).map((r) => r.case), `${slots} slots`).toEqual(['slow-dependency']);
+    }
+  });
 
   it('the slow dependency is the case that sets the slot count', async () => {
     const rows = await cases('hot-prefix', ['router.policy=least-loaded', 'gpu.slots=8']);
@@ -56,21 +65,29 @@ describe('hot prefix (seed 1)', () => {
 });
 
 describe('coding agents (seed 2)', () => {
-  it('as given (round robin): hit rate under 50% and it fails; affinity lifts it over 85% and cuts p99 at least threefold', async () => {
-    const roundRobin = await cases('coding-agents');
-    const affinity = await cases('coding-agents', ['router.policy=prefix-affinity']);
-    const [rr, aff] = [roundRobin[0]!, affinity[0]!];
-    expect(rr.case).toBe('as-given');
-    expect(rr.kv_hit_rate).toBeLessThan(0.5);
-    expect(rr.passes).toBe(false);
-    expect(rr.p99_ms).toBeGreaterThan(30_000);
-    expect(aff.kv_hit_rate).toBeGreaterThan(0.85);
-    expect(aff.p99_ms * 3).toBeLessThanOrEqual(rr.p99_ms);
+  it('as given (round robin): hit rate under 50% and it fails; affinity lifts it over 85%', async () => {
+    const [rr] = await cases('coding-agents');
+    const [affinity] = await cases('coding-agents', ['router.policy=prefix-affinity']);
+    expect(rr!.case).toBe('as-given');
+    expect(rr!.kv_hit_rate).toBeLessThan(0.5);
+    expect(rr!.passes).toBe(false);
+    expect(rr!.p99_ms).toBeGreaterThan(30_000);
+    expect(affinity!.kv_hit_rate).toBeGreaterThan(0.85);
   });
 
-  it('more replicas under round robin buy less than affinity on the same replicas', async () => {
-    const [more] = await cases('coding-agents', ['gpu.replicas=12']);
+  it('plain affinity piles random sessions unevenly and barely cuts p99; bounded affinity cuts it at least threefold', async () => {
+    const [rr] = await cases('coding-agents');
     const [affinity] = await cases('coding-agents', ['router.policy=prefix-affinity']);
-    expect(more!.p99_ms).toBeGreaterThan(affinity!.p99_ms);
+    const [bounded] = await cases('coding-agents', ['router.policy=bounded-affinity']);
+    expect(affinity!.p99_ms * 1.5).toBeGreaterThan(rr!.p99_ms);
+    expect(affinity!.top_replica_share).toBeGreaterThan(bounded!.top_replica_share);
+    expect(bounded!.kv_hit_rate).toBeGreaterThan(0.8);
+    expect(bounded!.p99_ms * 3).toBeLessThanOrEqual(rr!.p99_ms);
+  });
+
+  it('more replicas under round robin buy less than bounded affinity on the same replicas', async () => {
+    const [more] = await cases('coding-agents', ['gpu.replicas=12']);
+    const [bounded] = await cases('coding-agents', ['router.policy=bounded-affinity']);
+    expect(more!.p99_ms).toBeGreaterThan(bounded!.p99_ms);
   });
 });

@@ -15,7 +15,7 @@ export const ENGINE_CHOICES: readonly EngineChoice[] = ['auto', 'gpu', 'cpu'];
 
 /** Seeds per case when none are asked for. */
 export const DEFAULT_SEEDS = 64;
-/** Seeds are u32 keys of the counter-based generator (MODEL.md section 7). */
+/** Seeds are u32 keys of the counter-based generator (docs/model.md section 7). */
 export const MAX_SEED = 0xffffffff;
 
 /** Exit statuses of the CLI. */

@@ -9,7 +9,7 @@ import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
   APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, JOB_WORDS,
-  KIND, P, PARAM_SCALARS, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
+  KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
   TABLE_WORDS, TARGET,
 } from './layout.js';
 import { pcg } from './rng.js';
@@ -186,7 +186,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   for (const f of scenario.failures) {
     const w = new Array<number>(FAILURE_WORDS).fill(0);
     w[FAILURE.TARGET] = TARGET_CODE[f.target];
-    w[FAILURE.REPLICA] = f.replica;
+    w[FAILURE.REPLICA] = f.replica === 'random' ? PICK.RANDOM : f.replica === 'busiest' ? PICK.BUSIEST : f.replica;
     w[FAILURE.MODE] = f.mode === 'hang' ? FAIL_MODE.HANG : FAIL_MODE.RESET;
     w[FAILURE.FROM] = f.from;
     w[FAILURE.TO] = f.to;
@@ -204,6 +204,9 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const gpuSlots = gpu?.slots ?? 0;
   p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + gpuSlots + p[P.CACHE_CAP]! * ENTRY_WORDS : 0;
   let offset = HEADER_WORDS;
+  // the replica each failure took down, picked when it starts
+  p[P.OFF_FAILED] = offset;
+  offset += scenario.failures.length;
   p[P.OFF_REPLICAS] = offset;
   offset += gpuReplicas * p[P.REPLICA_STRIDE]!;
   p[P.OFF_APPS] = offset;

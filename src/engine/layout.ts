@@ -19,7 +19,7 @@ export const enum P {
   KV_TOKENS, ITER_BASE, ITER_PER_SEQ, PREFILL_NS_PER_TOKEN, CHUNK, CACHE_CAP, SERVER_REPLICAS,
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
   JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
-  OFF_RESULT, OFF_CALLS, OFF_HIST, STATE_WORDS, COUNT,
+  OFF_FAILED, OFF_RESULT, OFF_CALLS, OFF_HIST, STATE_WORDS, COUNT,
 }
 export const PARAM_SCALARS = P.COUNT;
 
@@ -27,11 +27,15 @@ export const PARAM_SCALARS = P.COUNT;
 export const PREFIX_WORDS = 2;
 /** Per ring point: hash point, replica. Sorted by point. */
 export const RING_WORDS = 2;
-/** Per scheduled failure: target, replica, mode, from, to, detect time. */
+/** Per scheduled failure: target, replica (an index or a PICK), mode, from, to, detect time. */
 export const enum FAILURE {
   TARGET, REPLICA, MODE, FROM, TO, DETECT_AT, COUNT,
 }
 export const FAILURE_WORDS = FAILURE.COUNT;
+/** A failure's replica when the problem names none: drawn per seed, or the busiest at its start. */
+export const enum PICK {
+  RANDOM = 0xffffffff, BUSIEST = 0xfffffffe,
+}
 
 /** Instance state header. ERROR: a full heap or cache (an ERR); STOPPED: the instance stopped on it. */
 export const enum G {
@@ -121,7 +125,7 @@ export const enum ERR {
 }
 /** Random streams: each draw is keyed by (instance, stream, a, b). */
 export const enum STREAM {
-  ARRIVAL, SHAPE, STEP, ROUTE, SERVICE, COUNT,
+  ARRIVAL, SHAPE, STEP, ROUTE, SERVICE, PLACEMENT, FAILURE, COUNT,
 }
 
 /** Inverse-CDF table: quantiles at i/1024, i = 0..1024. */

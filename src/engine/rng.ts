@@ -1,5 +1,5 @@
 /**
- * Counter-based random numbers (MODEL.md section 7): every draw is a pure function of
+ * Counter-based random numbers (docs/model.md section 7): every draw is a pure function of
  * (instance key, stream, a, b), so a request's size or a tool's latency does not depend on
  * the order of other events, and grid points share their random numbers (common random
  * numbers make differences between designs less noisy). Mirrored by kernels/rng.wgsl.
@@ -18,7 +18,7 @@ export function instanceKey(seed: number, instance: number): number {
   return pcg((seed ^ pcg(instance >>> 0)) >>> 0);
 }
 
-const STREAM_SALT = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b];
+const STREAM_SALT = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39];
 if (STREAM_SALT.length !== STREAM.COUNT) throw new Error('a stream lacks a salt');
 export const streamSalts: readonly number[] = STREAM_SALT;
 

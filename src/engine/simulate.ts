@@ -1,5 +1,5 @@
 /**
- * The reference engine: one simulation instance of MODEL.md, event by event, on a flat u32
+ * The reference engine: one simulation instance of docs/model.md, event by event, on a flat u32
  * state record. kernels/simulate.wgsl is the same program in WGSL: same functions, same
  * order, same names (a reader can put the two side by side). Rules that keep them equal:
  * only u32 arithmetic (`>>> 0`, Math.imul, split multiplies), no allocation, no floats, and
@@ -7,15 +7,15 @@
  * ERR in layout.ts).
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
- * iterations, so a run of them is one event (MODEL.md: continuous batching, chunked prefill).
+ * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
  */
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import {
   AP, APP_WORDS, E, ENTRY_WORDS, ERR, EV, FAILURE, FAILURE_WORDS, FAIL_MODE, G, HEAP_WORDS, J,
-  JOB_WORDS, KIND, MODE, P, PHASE, POLICY, PREFIX_WORDS, R, REPLICA_HEADER_WORDS, RING_WORDS, RP,
+  JOB_WORDS, KIND, MODE, P, PHASE, PICK, POLICY, PREFIX_WORDS, R, REPLICA_HEADER_WORDS, RING_WORDS, RP,
   STAGE, STATUS, STREAM, TARGET,
 } from './layout.js';
-import { draw, instanceKey, pcg, sampleTable } from './rng.js';
+import { draw, instanceKey, sampleTable } from './rng.js';
 
 // The buffers an instance runs on: state (all instances), its base, params and tables.
 let st: Uint32Array = new Uint32Array(0);
@@ -734,7 +734,8 @@ function routePick(j: number): number {
   const n = pr[P.GPU_REPLICAS]!;
   const policy = pr[P.POLICY]!;
   if (policy === POLICY.PREFIX_AFFINITY || policy === POLICY.BOUNDED_AFFINITY) {
-    const start = ringStart(pcg(routeKey(j)));
+    // each seed draws where a session or prefix lands, as real session ids and hashes are random
+    const start = ringStart(random(STREAM.PLACEMENT, routeKey(j), 0));
     let total = 0;
     let up = 0;
     for (let r = 0; r < n; r++) {
@@ -1060,9 +1061,41 @@ function failHeldJobs(target: number, replica: number): void {
   }
 }
 
+/** The replica failure f took down (picked when it started). */
+function failedReplica(f: number): number {
+  return st[sb + pr[P.OFF_FAILED]! + f]!;
+}
+
+/** The replica of `target` with the most calls held, then the most KV in use; the first on a tie. */
+function busiestReplica(target: number): number {
+  let best = 0;
+  if (target === TARGET.GPU) {
+    for (let r = 1; r < pr[P.GPU_REPLICAS]!; r++) {
+      const rb = replicaAt(r);
+      const bb = replicaAt(best);
+      if (st[rb + RP.LOAD]! > st[bb + RP.LOAD]! || (st[rb + RP.LOAD] === st[bb + RP.LOAD] && st[rb + RP.KV_USED]! > st[bb + RP.KV_USED]!)) best = r;
+    }
+  } else if (target === TARGET.APP) {
+    for (let a = 1; a < pr[P.APP_REPLICAS]!; a++) if (st[appAt(a) + AP.BUSY]! > st[appAt(best) + AP.BUSY]!) best = a;
+  } else if (target === TARGET.SERVER) {
+    for (let s = 1; s < pr[P.SERVER_REPLICAS]!; s++) if (st[serverAt(s) + AP.BUSY]! > st[serverAt(best) + AP.BUSY]!) best = s;
+  }
+  return best;
+}
+
+/** The replica a failure takes down: the problem's, one drawn from the seed, or the busiest now. */
+function failurePick(f: number, target: number): number {
+  const replica = failureWord(f, FAILURE.REPLICA);
+  if (replica === PICK.BUSIEST) return busiestReplica(target);
+  if (replica !== PICK.RANDOM) return replica;
+  const n = target === TARGET.GPU ? pr[P.GPU_REPLICAS]! : target === TARGET.APP ? pr[P.APP_REPLICAS]! : target === TARGET.SERVER ? pr[P.SERVER_REPLICAS]! : 1;
+  return random(STREAM.FAILURE, f, 0) % n;
+}
+
 function failureStart(f: number): void {
   const target = failureWord(f, FAILURE.TARGET);
-  const replica = failureWord(f, FAILURE.REPLICA);
+  const replica = failurePick(f, target);
+  st[sb + pr[P.OFF_FAILED]! + f] = replica;
   const hang = failureWord(f, FAILURE.MODE) === FAIL_MODE.HANG;
   if (target === TARGET.GPU) {
     st[replicaAt(replica) + RP.STATUS] = hang ? STATUS.HUNG : STATUS.DEAD;
@@ -1079,7 +1112,7 @@ function failureStart(f: number): void {
 
 /** The health check finds a hung replica: the router marks it down and its calls fail. */
 function failureDetect(f: number): void {
-  const replica = failureWord(f, FAILURE.REPLICA);
+  const replica = failedReplica(f);
   const rb = replicaAt(replica);
   if (st[rb + RP.STATUS] !== STATUS.HUNG) return;
   st[rb + RP.STATUS] = STATUS.DEAD;
@@ -1090,7 +1123,7 @@ function failureDetect(f: number): void {
 /** The replica comes back, empty, and the router sends to it again. */
 function failureEnd(f: number): void {
   const target = failureWord(f, FAILURE.TARGET);
-  const replica = failureWord(f, FAILURE.REPLICA);
+  const replica = failedReplica(f);
   if (target === TARGET.GPU) {
     const rb = replicaAt(replica);
     st[rb + RP.STATUS] = STATUS.ALIVE;

@@ -1,5 +1,5 @@
 /**
- * Inverse-CDF tables, computed once on the CPU and shared by every engine (MODEL.md
+ * Inverse-CDF tables, computed once on the CPU and shared by every engine (docs/model.md
  * section 7): a distribution becomes 1,025 nondecreasing u32 quantiles at q = i/1024. The last
  * point of an unbounded distribution is placed so that the top segment keeps the tail's
  * conditional mean, so table means match the distribution's mean (src/model/distribution.ts).

@@ -1,6 +1,6 @@
 /**
  * The WGSL engine: thousands of seeded instances in lockstep, one invocation each, giving the
- * reference engine's result records bit for bit (MODEL.md section 7).
+ * reference engine's result records bit for bit (docs/model.md section 7).
  *
  * Instances run in batches sized by the buffer limits. A batch is initialised, then advanced
  * through time windows, each its own submit, so no single dispatch runs long enough for a

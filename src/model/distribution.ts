@@ -1,5 +1,5 @@
 /**
- * The shape of a Distribution as the engines sample it (MODEL.md section 7): its quantile
+ * The shape of a Distribution as the engines sample it (docs/model.md section 7): its quantile
  * function and the top point of its 1,025-point inverse-CDF table. The engine builds tables
  * from this (src/engine/tables.ts); the problem layer refuses a distribution whose top point
  * a table cannot hold, so no table is ever clamped.

@@ -1,5 +1,5 @@
 /**
- * Log-bucketed latency histogram (MODEL.md section 5): values below 2^SUB_BITS microseconds are
+ * Log-bucketed latency histogram (docs/model.md section 5): values below 2^SUB_BITS microseconds are
  * exact; above, each octave splits into 2^SUB_BITS buckets, so a bucket's midpoint is within
  * 2^-(SUB_BITS+1) = 0.8% of any value in it. The kernels use the same bucket function.
  */

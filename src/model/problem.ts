@@ -2,7 +2,7 @@
  * The typed problem: what a problem file means once parsed, with every default filled in.
  * Only `src/problem/` builds these from raw input; everything else reads these types.
  *
- * Times are integer microseconds, token counts integers (MODEL.md section 7).
+ * Times are integer microseconds, token counts integers (docs/model.md section 7).
  */
 
 /** A distribution of integer values (microseconds or tokens). */
@@ -53,7 +53,7 @@ export interface Prefix {
   readonly weight: number;
 }
 
-/** Single model calls (MODEL.md section 2): shared prefix + suffix, or unique prompt. */
+/** Single model calls (docs/model.md section 2): shared prefix + suffix, or unique prompt. */
 export interface RequestWorkload {
   readonly kind: 'request';
   readonly prefixes: readonly Prefix[];
@@ -168,7 +168,8 @@ export interface Slowdown extends Window {
 
 export interface ReplicaFailure extends Window {
   readonly target: Target;
-  readonly replica: number;
+  /** A replica index, one drawn per seed (`random`), or the one holding the most calls when it starts. */
+  readonly replica: number | 'random' | 'busiest';
   /** reset: connections reset at once; hang: found by a health check after detectAfter. */
   readonly mode: 'reset' | 'hang';
   readonly detectAfter: number;

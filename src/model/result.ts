@@ -1,5 +1,5 @@
 /**
- * What one simulation instance reports (MODEL.md section 5), decoded from the engines' flat
+ * What one simulation instance reports (docs/model.md section 5), decoded from the engines' flat
  * u32 result record. Sums that can pass 2^32 are carried as two u32 words by the engines and
  * arrive here as plain numbers (exact below 2^53).
  */

@@ -1,5 +1,5 @@
 /**
- * One grid point x case, aggregated over seeds (MODEL.md section 6). The field names are the
+ * One grid point x case, aggregated over seeds (docs/model.md section 6). The field names are the
  * output columns, the same in JSON, CSV and Arrow.
  */
 export interface CaseSummary {
@@ -31,7 +31,7 @@ export interface CaseSummary {
   readonly died: number;
   /** Requests failed because an instance was overloaded (see `overload_reason`). */
   readonly overloaded: number;
-  /** Share of the most-loaded GPU replica in model calls. */
+  /** Share of model calls that went to each seed's most-loaded GPU replica (pooled over seeds). */
   readonly top_replica_share: number;
   readonly mean_wait_ms: number;
   readonly wait_probability: number;

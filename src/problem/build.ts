@@ -14,7 +14,7 @@ import { formatDuration } from './units.js';
 
 type Kind = (typeof WORKLOAD_KINDS)[number];
 
-/** The components each workload kind calls, in call order (MODEL.md section 3). */
+/** The components each workload kind calls, in call order (docs/model.md section 3). */
 export const COMPONENTS_BY_KIND: Readonly<Record<Kind, readonly ComponentName[]>> = {
   request: ['lb', 'app', 'router', 'gpu'],
   task: ['lb', 'app', 'orchestrator', 'router', 'gpu', 'tools'],

@@ -82,7 +82,7 @@ export function cacheEntries(kvTokens: number, smallestEntry: number, slots: num
   return Math.floor(kvTokens / Math.max(1, smallestEntry)) + slots + 2;
 }
 
-/** The lab's public cases, in the lab's order (MODEL.md section 4). */
+/** The lab's public cases, in the lab's order (docs/model.md section 4). */
 export const BUILTIN_CASE_NAMES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'] as const;
 export type BuiltinCaseName = (typeof BUILTIN_CASE_NAMES)[number];
 

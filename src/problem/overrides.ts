@@ -3,10 +3,10 @@
  * set on the command line is checked exactly like one written in the file. Paths are checked
  * against the schema, not the file, so a field the file leaves to its default can be set too.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { invalidOverrides, type FieldIssue } from '../errors.js';
-import { shapeExcess } from './bounds.js';
+import { INPUT_LIMITS, shapeExcess } from './bounds.js';
 import { describeFields, unknownFieldMessage } from './issues.js';
 import { builtinProfile } from './profiles.js';
 import {
@@ -54,11 +54,17 @@ export function parseOverride(text: string): Override {
     throw new OverrideError(pathText, 'not a field path; use dotted names with [n] for list entries, e.g. workload.prefixes[0].tokens');
   }
   if (valueText === '') throw new OverrideError(pathText, 'no value after =');
+  const notYaml = (why: string): OverrideError =>
+    new OverrideError(pathText, `the value ${JSON.stringify(valueText)} is not valid YAML: ${why.split('\n')[0]}`);
+  // a warning (a tag it cannot resolve, such as !!js/function) would silently make a string
+  const doc = parseDocument(valueText, { logLevel: 'error' });
+  const bad = doc.errors[0] ?? doc.warnings[0];
+  if (bad !== undefined) throw notYaml(bad.message);
   let value: unknown;
   try {
-    value = parseYaml(valueText);
+    value = doc.toJS({ maxAliasCount: INPUT_LIMITS.aliases });
   } catch (e) {
-    throw new OverrideError(pathText, `the value ${JSON.stringify(valueText)} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+    throw notYaml((e as Error).message);
   }
   // a value is held to a file's bounds before it is checked (its text is bounded by the command line)
   const excess = shapeExcess(value);

@@ -1,5 +1,5 @@
 /**
- * Test cases (MODEL.md section 4): the lab's four built-in cases, a file's own named cases and
+ * Test cases (docs/model.md section 4): the lab's four built-in cases, a file's own named cases and
  * changes to the built-in ones, and picking cases by name. Windows in a file are measured from
  * the start of the measured window; in the typed Scenario they are microseconds from the start
  * of the run, so the engines never need to know about warm-up.
@@ -98,7 +98,7 @@ class CaseBuilder {
     const target = this.target(f.target, this.ctx.killTarget, path);
     const w = this.window(f.from, f.to, path);
     const n = target === undefined ? undefined : this.ctx.replicas.get(target);
-    if (n !== undefined && f.replica >= n) {
+    if (n !== undefined && typeof f.replica === 'number' && f.replica >= n) {
       const raise = target === 'tools' ? '' : `: raise ${target}.replicas or pick one of them`;
       this.issue(`${path}.replica`, `${target} has ${n} replica${n === 1 ? '' : 's'} (0 to ${n - 1}), got ${f.replica}${raise}`);
       return undefined;
@@ -175,7 +175,7 @@ class CaseBuilder {
     let slowdown: Slowdown | null = name === 'slow-dependency' ? this.slowdown({}, path) : null;
     let extra: ReplicaFailure[] = [];
     if (name === 'server-dies') {
-      const kill = this.failure({ replica: 0, mode: 'reset', detectAfter: DEFAULT_DETECT_AFTER }, path);
+      const kill = this.failure({ replica: 'random', mode: 'reset', detectAfter: DEFAULT_DETECT_AFTER }, path);
       if (kill !== undefined) extra = [kill];
     }
     if (change !== undefined) {

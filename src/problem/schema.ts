@@ -399,7 +399,12 @@ export const TARGETS = ['gpu', 'server', 'tools', 'app'] as const;
 // middle third, as the lab's slow-dependency and server-dies cases do.
 const failure = z.strictObject({
   target: oneOf(TARGETS).optional(),
-  replica: int(0, LIMITS.replicas).default(0),
+  replica: z
+    .union([int(0, LIMITS.replicas), oneOf(['random', 'busiest'] as const)], {
+      error: 'must be a replica index, random or busiest',
+    })
+    .default('random')
+    .meta({ description: 'A replica index, random (drawn per seed) or busiest (most calls held when it starts). Default random.' }),
   from: duration({ description: 'From the start of the measured window. Default: its middle third.' }).optional(),
   to: duration({ description: 'From the start of the measured window. Default: its middle third.' }).optional(),
   mode: oneOf(['reset', 'hang'] as const).default('reset'),

@@ -1,5 +1,5 @@
 /**
- * Units of a problem file: durations with a unit become integer microseconds (MODEL.md
+ * Units of a problem file: durations with a unit become integer microseconds (docs/model.md
  * section 7), fractions may be written as percentages. Parsed exactly from the decimal text,
  * never through floating-point multiplication, so '0.1s' is 100000 us and not 99999.
  */

@@ -1,5 +1,5 @@
 /**
- * Many seeds of one case -> one output row (MODEL.md section 6).
+ * Many seeds of one case -> one output row (docs/model.md section 6).
  */
 import type { Goals } from '../model/problem.js';
 import type { InstanceResult } from '../model/result.js';
@@ -72,7 +72,9 @@ export function summarize(
   let queued = 0;
   let waited = 0;
   let longestQueue = 0;
-  const calls: number[] = [];
+  // each seed's busiest replica: placement is drawn per seed, so replica indexes differ between seeds
+  let topCalls = 0;
+  let totalCalls = 0;
   const seedP99s: number[] = [];
   let seedsPassing = 0;
 
@@ -94,9 +96,12 @@ export function summarize(
     waited += r.waited;
     longestQueue = Math.max(longestQueue, r.longestQueue);
     for (let i = 0; i < r.latency.length; i++) pooled[i]! += r.latency[i]!;
-    for (let i = 0; i < r.callsPerReplica.length; i++) {
-      calls[i] = (calls[i] ?? 0) + r.callsPerReplica[i]!;
+    let top = 0;
+    for (const c of r.callsPerReplica) {
+      totalCalls += c;
+      top = Math.max(top, c);
     }
+    topCalls += top;
 
     const p99 = quantile(r.latency, 0.99);
     if (!Number.isNaN(p99)) seedP99s.push(p99);
@@ -131,14 +136,6 @@ export function summarize(
   for (const k of overloads.values()) overloadedSeeds += k;
   const passes =
     overloadedSeeds === 0 && meetsGoals(success, p99, goals) && passProbability >= confidence - RATE_EPSILON;
-
-  let totalCalls = 0;
-  let topCalls = 0;
-  for (const c of calls) {
-    const n = c ?? 0;
-    totalCalls += n;
-    topCalls = Math.max(topCalls, n);
-  }
 
   return {
     case: caseName,

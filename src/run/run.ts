@@ -1,6 +1,6 @@
 /**
  * Runs a problem's cases over many seeds on an engine and aggregates each case
- * (MODEL.md section 6). The one place that decides which engine runs.
+ * (docs/model.md section 6). The one place that decides which engine runs.
  */
 import type { Problem } from '../model/problem.js';
 import { compile, type EngineConfig } from '../engine/compile.js';
