@@ -91,6 +91,18 @@ describe('the report data from an Arrow table', () => {
     expect(() => reportDataFromTable(plain)).toThrow(/servesim\.grid/);
   });
 
+  it("carries an overloaded case's reason to its point, from the Arrow table as from the sweep", () => {
+    const reason = 'overloaded: queue at gpu passed its capacity (272 jobs) in 3 of 16 seeds';
+    const overloaded = {
+      ...outcome,
+      rows: outcome.rows.map((r, i) => (i === 0 ? { ...r, summary: { ...r.summary, passes: false, overloaded_seeds: 3, overload_reason: reason } } : r)),
+    };
+    const fromTable = reportDataFromTable(asTable(sweep, overloaded));
+    expect(fromTable.rows.filter((r) => r.overloaded !== null).map((r) => r.overloaded)).toEqual([reason]);
+    expect(reportDataFromSweep({ sweep, outcome: overloaded }).rows).toEqual(fromTable.rows);
+    expect(renderReport({ sweep, outcome: overloaded })).toContain(reason);
+  });
+
   it('takes numbers for missing metadata as unknown', () => {
     const table = asTable(sweep, outcome);
     table.schema.metadata.delete('servesim.seeds');

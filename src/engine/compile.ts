@@ -12,6 +12,7 @@ import {
   KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
   TABLE_WORDS, TARGET,
 } from './layout.js';
+import { cacheEntries, LIMITS } from '../problem/limits.js';
 import { pcg } from './rng.js';
 import { buildTable } from './tables.js';
 
@@ -47,8 +48,6 @@ const TARGET_CODE: Record<Target, number> = {
   tools: TARGET.TOOLS,
   app: TARGET.APP,
 };
-/** Most cache entries a replica may index; a configuration needing more is refused. */
-export const MAX_CACHE_ENTRIES = 4096;
 const U32_LIMIT = 0xffffffff;
 
 /** An upper bound on a Poisson count with this mean that is exceeded with negligible odds. */
@@ -146,9 +145,10 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     const smallestEntry = workload.kind === 'request'
       ? Math.min(...workload.prefixes.map((x) => x.tokens))
       : workload.kind === 'task' ? workload.system : gpu.kvTokens;
-    const cacheCap = Math.floor(gpu.kvTokens / Math.max(1, smallestEntry)) + gpu.slots + 2;
-    if (cacheCap > MAX_CACHE_ENTRIES) {
-      throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${MAX_CACHE_ENTRIES}`, 'gpu.kvTokens');
+    // the parser refuses more (src/problem/build.ts); this guards compile's other callers
+    const cacheCap = cacheEntries(gpu.kvTokens, smallestEntry, gpu.slots);
+    if (cacheCap > LIMITS.cacheEntries) {
+      throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');
     }
     p[P.CACHE_CAP] = cacheCap;
     const overheads = lb.overhead + app.overhead + router.overhead + (orchestrator?.overhead ?? 0);

@@ -66,7 +66,7 @@ export const LIMITS = {
    * a typo's worth, and sums of them stay far inside u32 microseconds.
    */
   stepMicros: 10_000_000,
-  /** Cache entries one GPU replica indexes: src/engine/compile.ts's MAX_CACHE_ENTRIES, checked here at parse time. */
+  /** Cache entries one GPU replica indexes (compile.ts sizes CACHE_CAP with cacheEntries), checked at parse time. */
   cacheEntries: 4096,
   /** The seed feeds a counter-based generator keyed by u32 words. */
   seed: 0xffff_ffff,

@@ -120,7 +120,8 @@ export const REPORT_SCRIPT = `
   }
 
   function pointTitle(r) {
-    return axes.map(function (a, i) { return a.path + ' = ' + label(i, r.point[i]); }).join('\\n');
+    var where = axes.map(function (a, i) { return a.path + ' = ' + label(i, r.point[i]); }).join('\\n');
+    return r.overloaded ? where + '\\n' + r.overloaded : where;
   }
 
   // The points of one case (or the worst case over all of them) in the current slice.
@@ -153,6 +154,7 @@ export const REPORT_SCRIPT = `
         point: list[0].point,
         pass_probability: known ? Math.min.apply(null, probabilities) : null,
         passes: complete && list.every(function (r) { return r.passes; }),
+        overloaded: list.map(function (r) { return r.overloaded ? cases[r.case] + ': ' + r.overloaded : null; }).filter(Boolean).join('\\n') || null,
       });
     });
     return out;

@@ -58,6 +58,8 @@ export type ReportRow = {
   /** Index into the case names. */
   readonly case: number;
   readonly passes: boolean;
+  /** Why an overloaded case fails (`overload_reason`), or null. */
+  readonly overloaded: string | null;
 } & { readonly [K in ReportMetric]: number | null };
 
 export interface ReportData {
@@ -159,6 +161,8 @@ export function reportDataFromTable(table: Table): ReportData {
   const cases = distinctValues(caseVector, 'string') as string[];
   const metricVectors = REPORT_METRICS.map((name) => column(table, name));
   const passesVector = column(table, 'passes');
+  // files written before overloads were answers have no such column
+  const overloadVector = table.getChild('overload_reason');
 
   const axisIndex = axes.map((axis) => new Map(axis.values.map((v, k) => [v, k])));
   const caseIndex = new Map(cases.map((c, k) => [c, k]));
@@ -176,6 +180,7 @@ export function reportDataFromTable(table: Table): ReportData {
       point,
       case: caseIndex.get(String(caseName))!,
       passes: passesVector.get(i) === true,
+      overloaded: (overloadVector?.get(i) as string | null | undefined) || null,
       ...(metrics as Record<ReportMetric, number | null>),
     });
   }
@@ -217,6 +222,7 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
       point: point.values.map((v, a) => axisIndex[a]!.get(v)!),
       case: caseIndex.get(summary.case)!,
       passes: summary.passes,
+      overloaded: summary.overload_reason || null,
       ...(metrics as Record<ReportMetric, number | null>),
     };
   });
