@@ -118,6 +118,23 @@ fn scaleMilli(a: u32, milli: u32) -> u32 {
   return (a / 1000u) * milli + ((a % 1000u) * milli) / 1000u;
 }
 
+/**
+ * floor(a x milli / 1000), capped at cap (cap <= 2^30, milli <= 100,000), exact without passing
+ * 2^32: scaleMilli would wrap before a min() could cap it. Past cap when a / 1000 > cap / milli.
+ */
+fn scaleMilliCapped(a: u32, milli: u32, cap: u32) -> u32 {
+  if (milli != 0u && a / 1000u > cap / milli) { return cap; }
+  return min(scaleMilli(a, milli), cap);
+}
+
+/**
+ * ceil(m x t1 / b), bounded affinity's cap, exact in u32 while m x (b - 1) + b < 2^32 (a
+ * problem's c and replicas give m, b <= 64,000): m x t1 can pass 2^32 (and wrap here).
+ */
+fn ceilMulDiv(m: u32, t1: u32, b: u32) -> u32 {
+  return m * (t1 / b) + (m * (t1 % b) + b - 1u) / b;
+}
+
 /** Microseconds of [begin, to) inside the measured window. */
 fn measured(begin: u32, to: u32) -> u32 {
   let lo = max(begin, pr[P_WARMUP]);
@@ -134,6 +151,21 @@ fn bucketOf(v: u32) -> u32 {
 /** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
 fn fail(code: u32) {
   if (st[ix(sb + G_ERROR)] == ERR_NONE) { st[ix(sb + G_ERROR)] = code; }
+}
+
+/**
+ * The time runs x dur microseconds from now, or NONE when it would pass NONE - 1, the last
+ * time advance can reach (u32 microseconds end at 4,295 s): the instance then stops
+ * (ERR_HORIZON). Checked on the room left, never on a sum that WGSL would wrap and TypeScript
+ * would not. An event pushed at NONE never happens, and stopInstance drops it.
+ */
+fn later(runs: u32, dur: u32) -> u32 {
+  let now = st[ix(sb + G_NOW)];
+  if (dur != 0u && runs > (NONE - 1u - now) / dur) {
+    fail(ERR_HORIZON);
+    return NONE;
+  }
+  return now + runs * dur;
 }
 
 fn random(stream: u32, a: u32, b: u32) -> u32 {
@@ -657,7 +689,7 @@ fn replicaPlan(r: u32) {
   let single = decoding < running;
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
   st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single));
-  replicaSchedule(r, now + select(shortest, 1u, single) * st[ix(rb + RP_DUR)]);
+  replicaSchedule(r, later(select(shortest, 1u, single), st[ix(rb + RP_DUR)]));
 }
 
 /**
@@ -780,7 +812,7 @@ fn routePick(j: u32) -> u32 {
     }
     if (up == 0u) { return NONE; }
     // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
-    let cap = (pr[P_BOUNDED_LOAD_MILLI] * (total + 1u) + 1000u * up - 1u) / (1000u * up);
+    let cap = ceilMulDiv(pr[P_BOUNDED_LOAD_MILLI], total + 1u, 1000u * up);
     var first = NONE;
     for (var i = 0u; i < pr[P_RING_LEN]; i++) {
       let r = ringReplica(start + i);
@@ -808,7 +840,7 @@ fn routePick(j: u32) -> u32 {
     // higher is better; ties keep the earliest in rotation order
     var score = -i32(st[ix(replicaAt(r) + RP_LOAD)]);
     if (policy == POLICY_CACHE_AWARE) {
-      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(min(scaleMilli(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], pr[P_ALPHA_MILLI]), 0x3fffffffu));
+      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(scaleMilliCapped(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], pr[P_ALPHA_MILLI], 0x3fffffffu));
     }
     if (best == NONE || score > bestScore) {
       best = r;
@@ -856,7 +888,9 @@ fn routeCall(j: u32) {
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
 fn callFailed(j: u32) {
   let jb = jobAt(j);
-  let at = st[ix(sb + G_NOW)] + pr[P_ROUTER_OVERHEAD];
+  let at = later(1u, pr[P_ROUTER_OVERHEAD]);
+  // past the horizon: the instance stops, and the call fails with it as overloaded
+  if (at == NONE) { return; }
   if (st[ix(jb + J_RETRIES)] > 0u && at < st[ix(jb + J_DEADLINE)]) {
     st[ix(jb + J_RETRIES)] = st[ix(jb + J_RETRIES)] - 1u;
     st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
@@ -875,7 +909,7 @@ fn toolStart(j: u32) {
     st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
     var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
     if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
-    heapPush(st[ix(sb + G_NOW)] + latency, EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
+    heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
     return;
   }
   st[ix(jb + J_STAGE)] = STAGE_TOOL_QUEUED;
@@ -897,7 +931,7 @@ fn toolDone(j: u32) {
   toolFreed();
   st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
   st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
-  heapPush(st[ix(sb + G_NOW)] + pr[P_ROUTER_OVERHEAD], EV_ROUTE, j, st[ix(jb + J_GEN)]);
+  heapPush(later(1u, pr[P_ROUTER_OVERHEAD]), EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
 /** The first live server replica with a free slot, or NONE. */
@@ -919,7 +953,7 @@ fn serviceStart(j: u32, s: u32) {
   st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
   var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[ix(jb + J_INDEX)], 0u));
   if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
-  heapPush(st[ix(sb + G_NOW)] + service, EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
+  heapPush(later(1u, service), EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
 }
 
 fn serverArrive(j: u32) {
@@ -961,9 +995,10 @@ fn arrivalNext() {
   let index = st[ix(sb + G_NEXT_INDEX)];
   let burst = now >= pr[P_BURST_FROM] && now < pr[P_BURST_TO];
   let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
-  let at = now + gap;
-  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival
-  st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, at, at < pr[P_ARRIVAL_END]);
+  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival;
+  // compared on the room left, as now + gap can pass 2^32 (and wrap here)
+  let end = pr[P_ARRIVAL_END];
+  st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, now + gap, now < end && gap < end - now);
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -1010,7 +1045,7 @@ fn arrival() {
   st[ix(jb + J_RETRIES)] = pr[P_RETRIES];
   st[ix(jb + J_PREFIX)] = 0u;
   st[ix(jb + J_DEADLINE)] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
-  if (pr[P_TIMEOUT] > 0u) { heapPush(now + pr[P_TIMEOUT], EV_DEADLINE, j, st[ix(jb + J_GEN)]); }
+  if (pr[P_TIMEOUT] > 0u) { heapPush(later(1u, pr[P_TIMEOUT]), EV_DEADLINE, j, st[ix(jb + J_GEN)]); }
   if (KIND == KIND_JOB) {
     serverArrive(j);
     return;
@@ -1025,7 +1060,7 @@ fn arrival() {
   } else {
     requestShape(j);
   }
-  heapPush(now + hops, EV_ROUTE, j, st[ix(jb + J_GEN)]);
+  heapPush(later(1u, hops), EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
 /** A single call's prompt: a shared prefix and a suffix, or a unique prompt. */

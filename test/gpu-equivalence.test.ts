@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import { P, R } from '../src/engine/layout.js';
+import { ERR, P, R } from '../src/engine/layout.js';
 import { CASES, RUN_MS, SEEDS, describeEquivalence, sum } from './gpu-equivalence-support.js';
-import { configFor } from './support.js';
+import { configFor, pastHorizon } from './support.js';
 
 describeEquivalence('the WGSL engine against the reference engine, bit for bit: seed problems and M/M/c', (expectSame) => {
   for (const file of ['hot-prefix', 'coding-agents'] as const) {
@@ -25,5 +25,27 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
     config.params[P.HEAP_CAP] = 55;
     const records = await expectSame(config, SEEDS.mmc);
     expect(sum(config, records, R.OVERLOADED)).toBeGreaterThan(0);
+  }, RUN_MS);
+
+  // u32 overflows (test/u32-overflow.test.ts): time past 2^32 us stops every instance with
+  // ERR.HORIZON, where a wrapped sum would have sent WGSL's time backwards and not TypeScript's
+  it('an M/M/30 queue still draining when u32 microseconds end: 8 seeds', async () => {
+    const { config } = pastHorizon();
+    const records = await expectSame(config, 8);
+    for (let i = 0; i < 8; i++) expect(records[i * config.resultWords + R.OVERLOAD]).toBe(ERR.HORIZON);
+  }, RUN_MS);
+
+  // Bounded affinity's cap with c x (calls in flight + 1) past 2^32 (WGSL wrapped it, TypeScript
+  // did not). No problem file reaches that (c <= 64, 50,000 calls an instance), so c is set in
+  // the params, as the heap's capacity is above: c = 2,000 over 2 replicas and thousands of calls
+  // queued. The exact cap never binds; the wrapped one did.
+  it('hot-prefix, bounded-affinity, c x calls in flight past 2^32: 4 seeds', async () => {
+    const { config } = configFor('hot-prefix', [
+      'router.policy=bounded-affinity', 'gpu.replicas=2', 'app.slots=3000', 'traffic.rate=2000', 'traffic.warmup=0s', 'traffic.duration=2s',
+    ]);
+    config.params[P.BOUNDED_LOAD_MILLI] = 2_000_000;
+    const records = await expectSame(config, 4);
+    // c x (calls in flight + 1) passed 2^32: one replica alone queued more than 2^32 / c calls
+    for (let i = 0; i < 4; i++) expect(records[i * config.resultWords + R.LONGEST_QUEUE]).toBeGreaterThan(2 ** 32 / 2_000_000);
   }, RUN_MS);
 });

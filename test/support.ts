@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { runReference } from '../src/engine/reference.js';
 import { decodeResult } from '../src/engine/result.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
 import { SimulationPool } from '../src/pool/pool.js';
 import type { Problem } from '../src/model/problem.js';
 import type { InstanceResult } from '../src/model/result.js';
@@ -33,6 +33,32 @@ export interface CaseRun {
 export function configFor(name: string, sets: readonly string[] = [], caseName = 'as-given'): { problem: Problem; config: EngineConfig } {
   const problem = loadProblem(problemFile(name), sets);
   const [scenario] = selectCases(problem, [caseName]);
+  return { problem, config: compile(problem, scenario!) };
+}
+
+/**
+ * A plain server of 30 slots of mean service 150 s (0.2 jobs/s) fed 0.24 jobs/s for 3,990 s with
+ * no deadline: about 160 jobs are queued when arrivals end, and even the 30 in service alone
+ * would most likely run past 2^32 us (4,295 s, 305 s later), while the job table (496) never
+ * fills. Every instance stops there (ERR.HORIZON).
+ */
+const PAST_HORIZON_YAML = `
+id: past-horizon
+title: An overloaded queue still draining when u32 microseconds end
+goals: { success: 0.5, p99: 1000s }
+traffic: { rate: 0.24, duration: 3970s, warmup: 20s }
+workload: { kind: job }
+server:
+  replicas: 1
+  slots: 30
+  service: { dist: exponential, mean: 150s }
+  timeout: 0
+cases: [as-given]
+`;
+
+export function pastHorizon(): { problem: Problem; config: EngineConfig } {
+  const problem = parseProblem(PAST_HORIZON_YAML, 'past-horizon');
+  const [scenario] = selectCases(problem, ['as-given']);
   return { problem, config: compile(problem, scenario!) };
 }
 

@@ -118,10 +118,11 @@ export const enum POLICY {
 /**
  * A capacity sized from the configuration that an instance reached (R.OVERLOAD, the first one;
  * R.OVERLOAD_AT says at which component's queue, as a TARGET). A full job table refuses the
- * arrival and the instance goes on; a full heap or cache stops it (G.ERROR).
+ * arrival and the instance goes on; a full heap or cache stops it (G.ERROR), and so does an
+ * event that would fall past the last microsecond u32 time holds (HORIZON: 2^32 us, 4,295 s).
  */
 export const enum ERR {
-  NONE, JOBS_FULL, HEAP_FULL, CACHE_FULL,
+  NONE, JOBS_FULL, HEAP_FULL, CACHE_FULL, HORIZON,
 }
 /** Random streams: each draw is keyed by (instance, stream, a, b). */
 export const enum STREAM {

@@ -24,6 +24,7 @@ function overloadReason(config: EngineConfig, record: Uint32Array): string {
   if (code === ERR.JOBS_FULL) return `queue at ${at} passed its capacity (${config.params[P.JOB_CAP]} jobs)`;
   if (code === ERR.HEAP_FULL) return `queue at ${at} passed the event heap's capacity (${config.params[P.HEAP_CAP]} events)`;
   if (code === ERR.CACHE_FULL) return `KV cache at ${at} passed its capacity (${config.params[P.CACHE_CAP]} entries a replica)`;
+  if (code === ERR.HORIZON) return `jobs still in the system when simulated time ran out (4,295 s, the end of u32 microseconds; most queued at ${at})`;
   return '';
 }
 

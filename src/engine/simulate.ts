@@ -80,6 +80,24 @@ function scaleMilli(a: number, milli: number): number {
   return (Math.floor(a / 1000) * milli + Math.floor(((a % 1000) * milli) / 1000)) >>> 0;
 }
 
+/**
+ * floor(a x milli / 1000), capped at cap (cap <= 2^30, milli <= 100,000), exact without passing
+ * 2^32: scaleMilli would wrap before a min() could cap it. Past cap when a / 1000 > cap / milli.
+ * (Exported for test/u32-overflow.test.ts, as is ceilMulDiv.)
+ */
+export function scaleMilliCapped(a: number, milli: number, cap: number): number {
+  if (milli !== 0 && Math.floor(a / 1000) > Math.floor(cap / milli)) return cap;
+  return Math.min(scaleMilli(a, milli), cap);
+}
+
+/**
+ * ceil(m x t1 / b), bounded affinity's cap, exact in u32 while m x (b - 1) + b < 2^32 (a
+ * problem's c and replicas give m, b <= 64,000): m x t1 can pass 2^32 (and wrap in WGSL).
+ */
+export function ceilMulDiv(m: number, t1: number, b: number): number {
+  return (m * Math.floor(t1 / b) + Math.floor((m * (t1 % b) + b - 1) / b)) >>> 0;
+}
+
 /** Microseconds of [from, to) inside the measured window. */
 function measured(from: number, to: number): number {
   const lo = Math.max(from, pr[P.WARMUP]!);
@@ -96,6 +114,21 @@ function bucketOf(v: number): number {
 /** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
 function fail(code: number): void {
   if (st[sb + G.ERROR] === ERR.NONE) st[sb + G.ERROR] = code;
+}
+
+/**
+ * The time runs x dur microseconds from now, or NONE when it would pass NONE - 1, the last
+ * time advance can reach (u32 microseconds end at 4,295 s): the instance then stops
+ * (ERR.HORIZON). Checked on the room left, never on a sum that WGSL would wrap and TypeScript
+ * would not. An event pushed at NONE never happens, and stopInstance drops it.
+ */
+function later(runs: number, dur: number): number {
+  const now = st[sb + G.NOW]!;
+  if (dur !== 0 && runs > Math.floor((NONE - 1 - now) / dur)) {
+    fail(ERR.HORIZON);
+    return NONE;
+  }
+  return now + runs * dur;
 }
 
 function random(stream: number, a: number, b: number): number {
@@ -618,12 +651,12 @@ function replicaPlan(r: number): void {
   if (decoding < running) {
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = iterationTime(decoding, prefill);
-    replicaSchedule(r, now + st[rb + RP.DUR]!);
+    replicaSchedule(r, later(1, st[rb + RP.DUR]!));
     return;
   }
   st[rb + RP.MODE] = MODE.RUN;
   st[rb + RP.DUR] = iterationTime(decoding, 0);
-  replicaSchedule(r, now + shortest * st[rb + RP.DUR]!);
+  replicaSchedule(r, later(shortest, st[rb + RP.DUR]!));
 }
 
 /**
@@ -746,7 +779,7 @@ function routePick(j: number): number {
     }
     if (up === 0) return NONE;
     // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
-    const cap = Math.floor((pr[P.BOUNDED_LOAD_MILLI]! * (total + 1) + 1000 * up - 1) / (1000 * up));
+    const cap = ceilMulDiv(pr[P.BOUNDED_LOAD_MILLI]!, total + 1, 1000 * up);
     let first = NONE;
     for (let i = 0; i < pr[P.RING_LEN]!; i++) {
       const r = ringReplica(start + i);
@@ -774,7 +807,7 @@ function routePick(j: number): number {
     // higher is better; ties keep the earliest in rotation order
     let score = -st[replicaAt(r) + RP.LOAD]!;
     if (policy === POLICY.CACHE_AWARE) {
-      score = cachedTokens(r, cacheBest(r, j), j) - Math.min(scaleMilli(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!), 0x3fffffff);
+      score = cachedTokens(r, cacheBest(r, j), j) - scaleMilliCapped(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!, 0x3fffffff);
     }
     if (best === NONE || score > bestScore) {
       best = r;
@@ -822,7 +855,9 @@ function routeCall(j: number): void {
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
 function callFailed(j: number): void {
   const jb = jobAt(j);
-  const at = st[sb + G.NOW]! + pr[P.ROUTER_OVERHEAD]!;
+  const at = later(1, pr[P.ROUTER_OVERHEAD]!);
+  // past the horizon: the instance stops, and the call fails with it as overloaded
+  if (at === NONE) return;
   if (st[jb + J.RETRIES]! > 0 && at < st[jb + J.DEADLINE]!) {
     st[jb + J.RETRIES] = st[jb + J.RETRIES]! - 1;
     st[jb + J.STAGE] = STAGE.AT_ROUTER;
@@ -841,7 +876,7 @@ function toolStart(j: number): void {
     st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
     let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
     if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
-    heapPush(st[sb + G.NOW]! + latency, EV.TOOL_DONE, j, st[jb + J.GEN]!);
+    heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
     return;
   }
   st[jb + J.STAGE] = STAGE.TOOL_QUEUED;
@@ -863,7 +898,7 @@ function toolDone(j: number): void {
   toolFreed();
   st[jb + J.STEP] = st[jb + J.STEP]! + 1;
   st[jb + J.STAGE] = STAGE.AT_ROUTER;
-  heapPush(st[sb + G.NOW]! + pr[P.ROUTER_OVERHEAD]!, EV.ROUTE, j, st[jb + J.GEN]!);
+  heapPush(later(1, pr[P.ROUTER_OVERHEAD]!), EV.ROUTE, j, st[jb + J.GEN]!);
 }
 
 /** The first live server replica with a free slot, or NONE. */
@@ -885,7 +920,7 @@ function serviceStart(j: number, s: number): void {
   st[jb + J.STARTED] = st[sb + G.NOW]!;
   let service = sample(P.T_SERVICE, random(STREAM.SERVICE, st[jb + J.INDEX]!, 0));
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.SERVER) service = scaleMilli(service, pr[P.SLOW_FACTOR_MILLI]!);
-  heapPush(st[sb + G.NOW]! + service, EV.SERVICE_DONE, j, st[jb + J.GEN]!);
+  heapPush(later(1, service), EV.SERVICE_DONE, j, st[jb + J.GEN]!);
 }
 
 function serverArrive(j: number): void {
@@ -927,9 +962,10 @@ function arrivalNext(): void {
   const index = st[sb + G.NEXT_INDEX]!;
   const burst = now >= pr[P.BURST_FROM]! && now < pr[P.BURST_TO]!;
   const gap = sample(burst ? P.T_BURST_INTERARRIVAL : P.T_INTERARRIVAL, random(STREAM.ARRIVAL, index, 0));
-  const at = now + gap;
-  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival
-  st[sb + G.NEXT_ARRIVAL] = at < pr[P.ARRIVAL_END]! ? at : NONE;
+  // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival;
+  // compared on the room left, as now + gap can pass 2^32 (and wrap in WGSL)
+  const end = pr[P.ARRIVAL_END]!;
+  st[sb + G.NEXT_ARRIVAL] = now < end && gap < end - now ? now + gap : NONE;
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -976,7 +1012,7 @@ function arrival(): void {
   st[jb + J.RETRIES] = pr[P.RETRIES]!;
   st[jb + J.PREFIX] = 0;
   st[jb + J.DEADLINE] = pr[P.TIMEOUT]! > 0 ? now + pr[P.TIMEOUT]! : NONE;
-  if (pr[P.TIMEOUT]! > 0) heapPush(now + pr[P.TIMEOUT]!, EV.DEADLINE, j, st[jb + J.GEN]!);
+  if (pr[P.TIMEOUT]! > 0) heapPush(later(1, pr[P.TIMEOUT]!), EV.DEADLINE, j, st[jb + J.GEN]!);
   if (pr[P.KIND] === KIND.JOB) {
     serverArrive(j);
     return;
@@ -991,7 +1027,7 @@ function arrival(): void {
   } else {
     requestShape(j);
   }
-  heapPush(now + hops, EV.ROUTE, j, st[jb + J.GEN]!);
+  heapPush(later(1, hops), EV.ROUTE, j, st[jb + J.GEN]!);
 }
 
 /** A single call's prompt: a shared prefix and a suffix, or a unique prompt. */
