@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'SERVESIM_FILE_UNREADABLE'
   | 'SERVESIM_QUEUE_UNREACHABLE';
 
-const STATUS: Record<ErrorCode, number> = {
+/** Each code's HTTP status. */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   SERVESIM_PROBLEM_INVALID: 400,
   SERVESIM_OVERRIDE_INVALID: 400,
   SERVESIM_SWEEP_INVALID: 400,
@@ -48,7 +49,7 @@ export class ServesimError extends Error {
     super(path === undefined ? message : `${path}: ${message}`);
     this.name = 'ServesimError';
     this.code = code;
-    this.statusCode = STATUS[code];
+    this.statusCode = ERROR_STATUS[code];
     this.path = path;
   }
 }

@@ -137,7 +137,7 @@ describe('POST /v1/sweeps', () => {
       payload: { problem: 'mmc', grid: { 'scenarios.__proto__.rateScale': [2] }, seeds: 1 },
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toMatchObject({ code: 'SERVESIM_SWEEP_INVALID', message: expect.stringContaining('scenarios.__proto__') });
+    expect(bad.json()).toMatchObject({ code: 'SERVESIM_SWEEP_INVALID', detail: expect.stringContaining('scenarios.__proto__') });
     expect(pollution()).toEqual([undefined, undefined, PROTOTYPE_MEMBERS]);
 
     const problems = await app.inject({ method: 'GET', url: '/v1/problems' });
@@ -154,6 +154,6 @@ describe('POST /v1/sweeps', () => {
   it('a grid key that is exactly __proto__ is a 400 naming it, not "invalid JSON" and not a sweep without that axis', async () => {
     const res = await app.inject({ method: 'POST', url: '/v1/sweeps', headers: { 'content-type': 'application/json' }, payload: PROTO_GRID });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'SERVESIM_SWEEP_INVALID', message: expect.stringContaining('grid.__proto__: not a problem field path') });
+    expect(res.json()).toMatchObject({ code: 'SERVESIM_SWEEP_INVALID', detail: expect.stringContaining('grid.__proto__: not a problem field path') });
   });
 });

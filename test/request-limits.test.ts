@@ -34,7 +34,7 @@ describe('a grid is counted before any point is checked', () => {
       expect(res.statusCode).toBe(413);
       expect(res.json()).toMatchObject({
         code: 'SERVESIM_GRID_TOO_LARGE',
-        message: 'grid: 100,000 grid points x 1 cases x 1 seeds = 100,000 instances; the limit is 2,000,000 instances (10,000 points)',
+        detail: 'grid: 100,000 grid points x 1 cases x 1 seeds = 100,000 instances; the limit is 2,000,000 instances (10,000 points)',
       });
     });
   }
@@ -42,7 +42,7 @@ describe('a grid is counted before any point is checked', () => {
   it('/v1/hints: 100,000 points are refused by their count', async () => {
     const res = await post('/v1/hints', { problem: 'mmc', vary: HUGE_GRID });
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toMatchObject({ code: 'SERVESIM_GRID_TOO_LARGE', message: 'vary: 100,000 grid points; the limit is 10,000 points' });
+    expect(res.json()).toMatchObject({ code: 'SERVESIM_GRID_TOO_LARGE', detail: 'vary: 100,000 grid points; the limit is 10,000 points' });
   });
 
   it('/v1/sweeps: the synchronous limit is checked before the points too', async () => {
@@ -50,7 +50,7 @@ describe('a grid is counted before any point is checked', () => {
     try {
       const res = await small.inject({ method: 'POST', url: '/v1/sweeps', payload: { problem: 'mmc', grid: { 'server.slots': { from: 0, to: 19, step: 1 } }, cases: ['as-given'], seeds: 1 } });
       expect(res.statusCode).toBe(413);
-      expect(res.json().message).toBe('grid: 20 instances (20 points x 1 cases x 1 seeds) is over the 10 this endpoint runs while you wait; POST the same body to /v1/jobs');
+      expect(res.json().detail).toBe('grid: 20 instances (20 points x 1 cases x 1 seeds) is over the 10 this endpoint runs while you wait; POST the same body to /v1/jobs');
     } finally {
       await small.close();
     }
@@ -65,10 +65,12 @@ describe('a body is measured before it is validated', () => {
     const res = await app.inject({ method: 'POST', url: '/v1/sweeps', headers: { 'content-type': 'application/json' }, payload });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({
-      statusCode: 413,
+      type: 'https://servesim.dev/errors/SERVESIM_INPUT_TOO_LARGE',
+      title: 'Payload Too Large',
+      status: 413,
       code: 'SERVESIM_INPUT_TOO_LARGE',
-      error: 'Payload Too Large',
-      message: 'body: more than 10,000 keys and values; the limit is 10,000',
+      detail: 'body: more than 10,000 keys and values; the limit is 10,000',
+      path: 'body',
     });
   });
 
@@ -76,7 +78,7 @@ describe('a body is measured before it is validated', () => {
     const payload = `{"problem": {"id": ${'['.repeat(10_000)}${']'.repeat(10_000)}}, "grid": {}}`;
     const res = await app.inject({ method: 'POST', url: '/v1/jobs', headers: { 'content-type': 'application/json' }, payload });
     expect(res.statusCode).toBe(413);
-    expect(res.json().message).toBe('body: nested deeper than 64 levels; the limit is 64');
+    expect(res.json().detail).toBe('body: nested deeper than 64 levels; the limit is 64');
   });
 
   it('an error lists 20 issues and counts the rest', async () => {
@@ -86,7 +88,7 @@ describe('a body is measured before it is validated', () => {
     const body = res.json();
     expect(body.code).toBe('SERVESIM_PROBLEM_INVALID');
     expect(body.issues).toHaveLength(20);
-    expect(body.message).toMatch(/; \.\.\. and 1,9\d\d more$/);
+    expect(body.detail).toMatch(/; \.\.\. and 1,9\d\d more$/);
     expect(res.body.length).toBeLessThan(10_000);
   });
 });
@@ -95,13 +97,13 @@ describe('seeds per run are limited: a case holds every seed\'s results at once'
   it('a job of 20,000 seeds is refused naming the field and the limit', async () => {
     const res = await post('/v1/jobs', { problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 20_000 });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toBe('invalid request: body.seeds: must be <= 10000');
+    expect(res.json().detail).toBe('invalid request: body.seeds: must be <= 10000');
   });
 
   it('a hint search of 20,000 seeds likewise', async () => {
     const res = await post('/v1/hints', { problem: 'mmc', vary: { 'server.slots': [4, 5] }, seeds: 20_000 });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toBe('invalid request: body.seeds: must be <= 10000');
+    expect(res.json().detail).toBe('invalid request: body.seeds: must be <= 10000');
   });
 
   it('and --seeds on the command line', () => {

@@ -44,11 +44,13 @@ describe('problems', () => {
 
     const missing = await app.inject('/v1/problems/no-such');
     expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(missing.json()).toEqual({
-      statusCode: 404,
+      type: 'https://servesim.dev/errors/SERVESIM_NOT_FOUND',
+      title: 'Not Found',
+      status: 404,
       code: 'SERVESIM_NOT_FOUND',
-      error: 'Not Found',
-      message: expect.stringMatching(/no shipped problem "no-such"; known: .*hot-prefix.*mmc/),
+      detail: expect.stringMatching(/no shipped problem "no-such"; known: .*hot-prefix.*mmc/),
     });
   });
 });
@@ -81,7 +83,7 @@ describe('health, documentation, unknown routes', () => {
     expect(body.additionalProperties).toBe(false);
     expect(body.required).toEqual(['problem', 'grid']);
     expect(Object.keys(sweeps.responses['200'].content)).toEqual(['application/vnd.apache.arrow.stream', 'application/json', 'text/csv']);
-    expect(sweeps.responses['429'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(sweeps.responses['429'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
     expect(doc.paths['/v1/jobs/{id}'].delete.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(doc.paths['/v1/jobs/{id}/result'].get.parameters[1]).toMatchObject({ name: 'partial', in: 'query', required: false });
     expect(doc.paths['/v1/hints'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('vary');
@@ -90,7 +92,7 @@ describe('health, documentation, unknown routes', () => {
   it('an unknown route is a 404 in the same error shape', async () => {
     const res = await app.inject('/v2/sweeps');
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ statusCode: 404, code: 'SERVESIM_NOT_FOUND', error: 'Not Found' });
+    expect(res.json()).toMatchObject({ status: 404, code: 'SERVESIM_NOT_FOUND', title: 'Not Found' });
   });
 });
 
@@ -110,7 +112,7 @@ describe('POST /v1/hints', () => {
       const res = await post(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().code).toBe(code);
-      expect(res.json().message).toMatch(message);
+      expect(res.json().detail).toMatch(message);
     }
   });
 

@@ -76,7 +76,7 @@ describe('a job', () => {
 
     const early = await app.inject(job.links.result);
     expect(early.statusCode).toBe(409);
-    expect(early.json()).toMatchObject({ code: 'SERVESIM_JOB_NOT_FINISHED', error: 'Conflict' });
+    expect(early.json()).toMatchObject({ code: 'SERVESIM_JOB_NOT_FINISHED', title: 'Conflict' });
     const partial = await app.inject({ url: `${job.links.result}?partial=1`, headers: { accept: 'application/json' } });
     expect(partial.statusCode).toBe(200);
     expect(partial.json().rows).toHaveLength(1);
@@ -125,7 +125,7 @@ describe('the job registry', () => {
     for (const url of ['/v1/jobs/nope', '/v1/jobs/nope/events', '/v1/jobs/nope/result']) {
       const res = await app.inject(url);
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toMatchObject({ code: 'SERVESIM_NOT_FOUND', message: expect.stringContaining('"nope"') });
+      expect(res.json()).toMatchObject({ code: 'SERVESIM_NOT_FOUND', detail: expect.stringContaining('"nope"') });
     }
     expect((await app.inject({ method: 'DELETE', url: '/v1/jobs/nope' })).statusCode).toBe(404);
   });
@@ -133,10 +133,10 @@ describe('the job registry', () => {
   it('refuses bad bodies and queries as POST /v1/sweeps does', async () => {
     const res = await app.inject({ method: 'POST', url: '/v1/jobs', payload: { problem: 'mmc', grid: {}, extra: true } });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toMatch(/body\.extra: unknown field/);
+    expect(res.json().detail).toMatch(/body\.extra: unknown field/);
     const query = await app.inject('/v1/jobs/x/result?partial=yes');
     expect(query.statusCode).toBe(400);
-    expect(query.json().message).toMatch(/querystring\.partial: must be one of/);
+    expect(query.json().detail).toMatch(/querystring\.partial: must be one of/);
   });
 
   it('keeps the newest finished jobs, dropping the oldest', async () => {

@@ -39,14 +39,14 @@ describe('HTTP errors never carry an absolute path', () => {
   it('a bad grid point of a shipped problem names the problem by its file name', async () => {
     const res = await post('/v1/sweeps', { problem: 'mmc', grid: { 'server.slots': [0] } });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toBe(
+    expect(res.json().detail).toBe(
       'grid: grid point 0 (server.slots=0): mmc.yaml: invalid problem: server.slots: must be a positive integer, got 0 (from --set server.slots=0)',
     );
   });
 
   it("a server-side failure names the server's files relative to the package", async () => {
     const res = await post('/v1/sweeps', { problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 1 });
-    expect(res.json().message).toBe('cannot find the WGSL kernels in kernels/');
+    expect(res.json().detail).toBe('cannot find the WGSL kernels in kernels/');
   });
 
   it("a failed job's status likewise", async () => {
@@ -61,7 +61,7 @@ describe('HTTP errors never carry an absolute path', () => {
     try {
       const res = await buggy.inject({ method: 'POST', url: '/v1/sweeps', payload: { problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 1 } });
       expect(res.statusCode).toBe(500);
-      expect(res.json()).toMatchObject({ code: 'SERVESIM_INTERNAL', message: 'internal error; the server log has the details' });
+      expect(res.json()).toMatchObject({ code: 'SERVESIM_INTERNAL', detail: 'internal error; the server log has the details' });
     } finally {
       await buggy.close();
     }
@@ -76,7 +76,7 @@ describe('a problem is a shipped id or inline, never a path on the server', () =
         expect(res.statusCode).toBe(400);
         expect(res.json()).toMatchObject({
           code: 'SERVESIM_SWEEP_INVALID',
-          message: `problem: "${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`,
+          detail: `problem: "${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`,
         });
       }
     }

@@ -86,7 +86,7 @@ describe('POST /v1/sweeps answers the table', () => {
   it('refuses an Accept it cannot meet with 406', async () => {
     const res = await post(SMALL, 'text/html');
     expect(res.statusCode).toBe(406);
-    expect(res.json()).toMatchObject({ statusCode: 406, code: 'SERVESIM_NOT_ACCEPTABLE', error: 'Not Acceptable' });
+    expect(res.json()).toMatchObject({ status: 406, code: 'SERVESIM_NOT_ACCEPTABLE', title: 'Not Acceptable' });
   });
 });
 
@@ -111,8 +111,8 @@ describe('POST /v1/sweeps refuses bad input with the field and the reason', () =
       const res = await post(payload);
       expect(res.statusCode).toBe(status);
       const body = res.json();
-      expect(body).toMatchObject({ statusCode: status, code, error: 'Bad Request' });
-      expect(body.message).toMatch(message);
+      expect(body).toMatchObject({ status, code, title: 'Bad Request' });
+      expect(body.detail).toMatch(message);
     });
   }
 
@@ -125,14 +125,14 @@ describe('POST /v1/sweeps refuses bad input with the field and the reason', () =
   it('a body over the limit (413)', async () => {
     const res = await post({ ...SMALL, title: 'x'.repeat(1024 * 1024) });
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toMatchObject({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE', error: 'Payload Too Large' });
+    expect(res.json()).toMatchObject({ status: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE', title: 'Payload Too Large' });
   });
 
   it('a sweep over the synchronous limit: 413 pointing to /v1/jobs', async () => {
     const res = await post({ problem: 'mmc', grid: { 'server.slots': { from: 1, to: 40, step: 1 } }, seeds: 1000 });
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('SERVESIM_GRID_TOO_LARGE');
-    expect(res.json().message).toMatch(/40,000 instances .* over the 20,000 .* POST the same body to \/v1\/jobs/);
+    expect(res.json().detail).toMatch(/40,000 instances .* over the 20,000 .* POST the same body to \/v1\/jobs/);
   });
 
   it('a sweep over the absolute limit: 413 with the count and the limit', async () => {
@@ -141,7 +141,7 @@ describe('POST /v1/sweeps refuses bad input with the field and the reason', () =
       for (const url of ['/v1/sweeps', '/v1/jobs']) {
         const res = await small.inject({ method: 'POST', url, payload: { problem: 'mmc', grid: { 'server.slots': { from: 1, to: 40, step: 1 } }, seeds: 100 } });
         expect(res.statusCode).toBe(413);
-        expect(res.json().message).toMatch(/= 4,000 instances; the limit is 1,000 instances/);
+        expect(res.json().detail).toMatch(/= 4,000 instances; the limit is 1,000 instances/);
       }
     } finally {
       await small.close();
@@ -164,7 +164,7 @@ describe('POST /v1/sweeps under load', () => {
       const second = await busy.inject({ method: 'POST', url: '/v1/sweeps', payload: SMALL });
       expect(second.statusCode).toBe(429);
       expect(second.headers['retry-after']).toBe('7');
-      expect(second.json()).toMatchObject({ code: 'SERVESIM_BUSY', error: 'Too Many Requests' });
+      expect(second.json()).toMatchObject({ code: 'SERVESIM_BUSY', title: 'Too Many Requests' });
       open();
       expect((await first).statusCode).toBe(200);
       expect((await busy.inject('/healthz')).json().sweeps.running).toBe(0);

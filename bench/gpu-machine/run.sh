@@ -55,10 +55,11 @@ grep -q '^adapter: .* via vulkan' "$out/machine.txt" || { say "no Vulkan adapter
 
 # The GPU test files (and the engine choice), CI=true so that none skips for want of an adapter
 say "GPU tests (limit ${test_seconds} s)"
-CI=true NO_COLOR=1 timeout "$test_seconds" node node_modules/vitest/vitest.mjs run \
-  test/gpu-adapter.test.ts test/gpu-equivalence.test.ts test/gpu-equivalence-scenarios.test.ts \
-  test/gpu-windows.test.ts test/gpu-device-lost.test.ts test/engine-auto.test.ts \
-  --maxWorkers=8 --reporter=default >"$out/gpu-tests.txt" 2>&1
+# the equivalence matrix has its own config (npm test leaves it out), the rest the default one
+CI=true NO_COLOR=1 timeout "$test_seconds" sh -c '
+  node node_modules/vitest/vitest.mjs run --config vitest.gpu.config.ts --maxWorkers=8 --reporter=default
+  node node_modules/vitest/vitest.mjs run test/gpu-adapter.test.ts test/gpu-smoke.test.ts \
+    test/engine-auto.test.ts --maxWorkers=8 --reporter=default' >"$out/gpu-tests.txt" 2>&1
 say "GPU tests: exit $?"
 pkill -f node_modules/vitest # its workers, when the limit ended it
 grep -E '^ *(Test Files|Tests|Duration) ' "$out/gpu-tests.txt"

@@ -156,19 +156,26 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
   return EXIT.ok;
 }
 
-/** The problem as an inline object with `--set` applied (checked with --set's own messages). */
-function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
+/**
+ * `read` applied to a problem argument of `hint` or `run`: a shipped problem's id (`mmc`, as GET
+ * /v1/problems lists them) reads problems/ID.yaml wherever servesim is installed, anything
+ * else is a file path. An id that names no shipped problem says so.
+ */
+export function readProblemArgument<T>(problem: string, read: (path: string) => T): T {
   const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
-  const file = shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : resolve(problem);
-  let text: string;
   try {
-    text = readInputFile(file, 'problem file', problem);
+    return read(shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : problem);
   } catch (err) {
     if (shipped && err instanceof ServesimError && err.code === 'SERVESIM_FILE_UNREADABLE') {
       throw new ServesimError('SERVESIM_FILE_UNREADABLE', `no shipped problem "${problem}"`);
     }
     throw err;
   }
+}
+
+/** The problem as an inline object with `--set` applied (checked with --set's own messages). */
+function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
+  const text = readProblemArgument(problem, (file) => readInputFile(file, 'problem file', problem));
   const { value } = readYaml(text, problem, (issues) => invalidProblem(issues, problem));
   problemFromObject(value, sets, problem);
   return applyOverrides(value, sets) as Record<string, unknown>;

@@ -56,7 +56,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
       "simulate each problem's cases over many seeds and report which pass; " +
         'exits 0 whether cases pass or fail',
     )
-    .argument('<problem...>', 'problem files (YAML or JSON)');
+    .argument('<problem...>', 'problem files (YAML or JSON), or ids of the shipped problems (mmc, hot-prefix, coding-agents)');
   for (const option of simulationOptions()) run.addOption(option);
   run
     .addOption(formatOption())
@@ -66,6 +66,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         'tables follow each other, JSON is an array and CSV gains a leading problem column.\n\n' +
         'Examples:\n' +
         '  servesim run problems/hot-prefix.yaml\n' +
+        '  servesim run mmc --seeds 16\n' +
         '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
         '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv',
     )

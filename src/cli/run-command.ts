@@ -5,6 +5,7 @@
 import type { Problem, Scenario } from '../model/problem.js';
 import { formatCsv, formatJson, formatTable } from '../report/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
+import { readProblemArgument } from './hint-command.js';
 import { EXIT, type SimulationOptionValues } from './options.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 
@@ -33,7 +34,7 @@ export async function runCommand(
   // load and check every file before simulating any: a typo in the last one fails at once
   const plans: { problem: Problem; caseNames: readonly string[] | undefined }[] = [];
   for (const file of files) {
-    const problem = await deps.loadProblem(file, opts.set ?? []);
+    const problem = await readProblemArgument(file, (path) => deps.loadProblem(path, opts.set ?? []));
     const wanted = opts.case ?? 'all';
     const selected = deps.selectCases(problem, wanted);
     plans.push({ problem, caseNames: wanted === 'all' ? undefined : selected.map((s) => s.name) });

@@ -4,8 +4,7 @@
  * for the next service), then closes the engines; a second Ctrl-C exits at once.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseQueueUrl } from '../queue/connection.js';
-import { QueueDispatcher } from '../queue/dispatcher.js';
+import { loadQueueModule, parseQueueUrl } from '../queue/connection.js';
 import { closeEngines } from '../run/run.js';
 import { buildServer, DEFAULT_LIMITS } from '../service/server.js';
 import { EXIT, parseInteger, untilStopped } from './options.js';
@@ -20,10 +19,22 @@ export interface ServeOptionValues {
   readonly keepJobs: number;
   readonly queue?: string;
   readonly chunkSize?: number;
+  readonly cors?: readonly string[];
 }
 
 function count(option: string, min: number, max = Number.MAX_SAFE_INTEGER): (text: string) => number {
   return (text) => parseInteger(text, option, min, max);
+}
+
+/** `--cors ORIGIN` (repeatable, or a comma list): exact origins, as a browser sends them. */
+export function collectOrigins(text: string, previous: readonly string[] = []): readonly string[] {
+  const origins = text.split(',').map((o) => o.trim());
+  for (const origin of origins) {
+    // an origin is scheme, host and port: a trailing slash or a path never matches a browser's
+    if (URL.canParse(origin) && new URL(origin).origin === origin) continue;
+    throw new InvalidArgumentError(`--cors takes origins such as http://localhost:8888 (scheme, host, port; no path), got '${origin}'.`);
+  }
+  return [...previous, ...origins];
 }
 
 /** `--queue redis://HOST:PORT`, for `serve` and `worker`. */
@@ -68,9 +79,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       new Option('--chunk-size <points>', 'with --queue: grid points per chunk (default: about 256 instances a chunk)')
         .argParser(count('--chunk-size', 1)),
     )
+    .addOption(new Option('--cors <origins>', 'let pages from this origin call the API (a notebook, a dashboard); repeatable or a comma list').argParser(collectOrigins))
     .addHelpText(
       'after',
-      '\nThe routes and their schemas: GET /openapi.json. Requests are logged to stderr.\n\n' +
+      '\nThe routes and their schemas: GET /openapi.json, as a page: GET /docs. Requests are logged to stderr.\n\n' +
         'Examples:\n' +
         '  servesim serve --port 8080\n' +
         "  curl -s localhost:8080/v1/sweeps -H 'content-type: application/json' -H 'accept: text/csv' \\\n" +
@@ -85,7 +97,7 @@ export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number>
   // an unreachable Redis ends here, before the server listens
   const queue = opts.queue === undefined
     ? undefined
-    : await QueueDispatcher.connect(opts.queue, {
+    : await (await loadQueueModule(() => import('../queue/dispatcher.js'))).QueueDispatcher.connect(opts.queue, {
         ...(opts.chunkSize === undefined ? {} : { chunkSize: opts.chunkSize }),
         log: (line) => void io.stderr.write(line),
       });
@@ -95,6 +107,7 @@ export async function serve(opts: ServeOptionValues, io: CliIo): Promise<number>
     syncMaxInstances: opts.syncLimit,
     maxInstances: opts.maxInstances,
     keepFinishedJobs: opts.keepJobs,
+    ...(opts.cors ? { cors: opts.cors } : {}),
     logger: { level: 'info', stream: io.stderr },
   });
   let address: string;

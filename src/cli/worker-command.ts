@@ -4,7 +4,7 @@
  * and finishes those in hand (a second Ctrl-C exits at once: the chunks go to other workers).
  */
 import { Option, type Command } from 'commander';
-import { ChunkWorker, CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS } from '../queue/worker.js';
+import { CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS, loadQueueModule } from '../queue/connection.js';
 import type { EngineChoice } from '../run/types.js';
 import { ENGINE_CHOICES, EXIT, parseEngine, parseInteger, untilStopped } from './options.js';
 import type { CliIo } from './run-command.js';
@@ -45,6 +45,7 @@ export function registerWorker(program: Command, io: CliIo, setExit: (code: numb
 }
 
 export async function work(opts: WorkerOptionValues, io: CliIo): Promise<number> {
+  const { ChunkWorker } = await loadQueueModule(() => import('../queue/worker.js'));
   const worker = await ChunkWorker.start({
     url: opts.queue!,
     engine: opts.engine,

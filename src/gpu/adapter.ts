@@ -7,6 +7,7 @@
  */
 
 import { ServesimError } from '../errors.js';
+import { installMessage, isMissingPackage } from '../optional-package.js';
 
 type WebgpuModule = typeof import('webgpu');
 
@@ -401,6 +402,7 @@ export async function acquireGpu(options: AcquireOptions = {}): Promise<GpuConte
   try {
     mod = await loadWebgpu();
   } catch (err) {
+    if (isMissingPackage(err, 'webgpu')) throw new ServesimError('SERVESIM_NO_ADAPTER', installMessage('the GPU engine', ['webgpu']));
     log.failures.push(`loading webgpu: ${messageOf(err)}`);
     throw noAdapterError(log);
   }

@@ -3,12 +3,37 @@
  * keeps beside BullMQ's, and connections that fail fast at start-up instead of retrying for
  * ever against a Redis that is not there.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { ServesimError } from '../errors.js';
+import { installMessage, isMissingPackage } from '../optional-package.js';
+
+// bullmq and ioredis are optional dependencies: loaded when the queue is first used
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * Loads a module of the queue (`() => import('./dispatcher.js')`), saying which packages to
+ * install when bullmq or ioredis is missing.
+ */
+export async function loadQueueModule<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (!isMissingPackage(err, 'bullmq') && !isMissingPackage(err, 'ioredis')) throw err;
+    throw new ServesimError('SERVESIM_QUEUE_UNREACHABLE', installMessage('--queue', ['bullmq', 'ioredis']));
+  }
+}
 
 /** BullMQ's key prefix and queue name: the chunk jobs live under `servesim:chunks:*`. */
 export const QUEUE_PREFIX = 'servesim';
 export const CHUNK_QUEUE = 'chunks';
+
+// the worker's defaults, here so that `servesim worker --help` shows them without loading bullmq
+/** Chunks held at once on the CPU pool and on a GPU. */
+export const CPU_CHUNKS = 1;
+export const GPU_CHUNKS = 4;
+/** BullMQ's default: a chunk whose worker stops renewing its lock is taken up again after this. */
+export const DEFAULT_LOCK_MS = 30_000;
 
 /** How long start-up waits for Redis to answer before giving up. */
 export const CONNECT_TIMEOUT_MS = 3000;
@@ -52,7 +77,8 @@ export function redactUrl(text: string): string {
  * are for the service's own commands, which should fail rather than queue while Redis is down.
  */
 export function redisClient(url: string, options: { blocking: boolean }): Redis {
-  const client = new Redis(url, {
+  const { Redis: RedisClient } = requireHere('ioredis') as typeof import('ioredis');
+  const client = new RedisClient(url, {
     lazyConnect: true,
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: options.blocking ? null : 2,

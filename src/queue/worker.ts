@@ -17,13 +17,8 @@ import { problemFromObject } from '../problem/parse.js';
 import { runProblem } from '../run/run.js';
 import type { EngineChoice } from '../run/types.js';
 import { encodeSummary, type ChunkData, type ChunkResult, type EncodedSummary } from './chunks.js';
-import { CHUNK_QUEUE, connectRedis, QUEUE_PREFIX, redactUrl, sweepKey } from './connection.js';
+import { CHUNK_QUEUE, connectRedis, CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS, QUEUE_PREFIX, redactUrl, sweepKey } from './connection.js';
 
-/** Chunks held at once on the CPU pool and on a GPU. */
-export const CPU_CHUNKS = 1;
-export const GPU_CHUNKS = 4;
-/** BullMQ's default: a chunk whose worker stops renewing its lock is taken up again after this. */
-export const DEFAULT_LOCK_MS = 30_000;
 /** How often a running chunk asks whether its sweep is still wanted. */
 const WATCH_MS = 500;
 /** Progress reports per chunk are at most this often (each is a Redis write and an event). */

@@ -1,10 +1,13 @@
 /**
- * One error policy for the service: every error, servesim's, fastify's or a bug, answers
- * JSON `{statusCode, code, error, message}` (plus `issues` when the error lists fields).
- * Validation messages name the field path and the reason; unknown keys are named.
+ * One error policy for the service: every error, servesim's, fastify's or a bug, answers an
+ * RFC 9457 problem document (`application/problem+json`): `type` (a URI naming the code),
+ * `title`, `status`, `detail`, the project's `code`, and the field `path` and `issues` where
+ * the error has them. Validation messages name the field path and the reason; unknown keys are
+ * named.
  */
 import { STATUS_CODES } from 'node:http';
-import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
 import { listIssues, ServesimError, type FieldIssue } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 
@@ -30,16 +33,43 @@ export class ServiceError extends Error {
   }
 }
 
-export interface ErrorBody {
-  readonly statusCode: number;
+export const PROBLEM_TYPE = 'application/problem+json';
+
+/**
+ * The `type` of a code's problems: an identifier, one per code (SERVESIM_* from src/errors.ts and
+ * this file, fastify's FST_*, node's), compared as a string and never fetched (RFC 9457 3.1.1).
+ */
+function problemType(code: string): string {
+  return `https://servesim.dev/errors/${code}`;
+}
+
+interface Problem {
+  readonly type: string;
+  /** The status's phrase: one code has one status, so one type has one title. */
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
   readonly code: string;
-  readonly error: string;
-  readonly message: string;
+  /** Dotted path of the offending field, when there is one. */
+  readonly path?: string;
   readonly issues?: readonly FieldIssue[];
 }
 
-export function errorBody(statusCode: number, code: string, message: string, issues?: readonly FieldIssue[]): ErrorBody {
-  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(issues ? { issues } : {}) };
+/** The status's phrase; 499 (nginx's: the client went away) has none in node's table. */
+export function statusTitle(status: number): string {
+  return STATUS_CODES[status] ?? 'Client Closed Request';
+}
+
+function problem(status: number, code: string, detail: string, extra: { path?: string | undefined; issues?: readonly FieldIssue[] | undefined } = {}): Problem {
+  return {
+    type: problemType(code),
+    title: statusTitle(status),
+    status,
+    detail,
+    code,
+    ...(extra.path === undefined ? {} : { path: extra.path }),
+    ...(extra.issues === undefined ? {} : { issues: extra.issues }),
+  };
 }
 
 /** Too much work at once: the client should come back, and is told when. */
@@ -55,28 +85,59 @@ export function publicMessage(err: Error): string {
   return root === undefined ? err.message : err.message.split(`${root}/`).join('');
 }
 
-function statusOf(err: Error & { statusCode?: unknown; validation?: unknown }): number {
+type AnyError = Error & { code?: unknown; statusCode?: unknown; validation?: unknown; issues?: unknown };
+
+function statusOf(err: AnyError): number {
   if (err instanceof ServesimError || err instanceof ServiceError) return err.statusCode;
   if (err.validation !== undefined) return 400;
   const status = err.statusCode;
   return typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
 }
 
+/** Any error as the problem document it answers, logged when it is the server's fault. */
+function sendProblem(err: AnyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const status = statusOf(err);
+  if (status >= 500) request.log.error({ err }, 'request failed');
+  if (err instanceof ServiceError) void reply.headers(err.headers);
+  // a bug has no code of its own, and its message (which may quote anything) stays in the log
+  const bug = typeof err.code !== 'string';
+  const code = bug ? 'SERVESIM_INTERNAL' : (err.code as string);
+  const detail = bug && status >= 500 ? 'internal error; the server log has the details' : publicMessage(err);
+  const issues = Array.isArray(err.issues) ? (err.issues as FieldIssue[]) : undefined;
+  const path = err instanceof ServesimError ? err.path : undefined;
+  return reply.code(status).type(PROBLEM_TYPE).send(problem(status, code, detail, { path, issues }));
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((err: Error & { code?: unknown; statusCode?: unknown; validation?: unknown; issues?: unknown }, request, reply) => {
-    const statusCode = statusOf(err);
-    if (statusCode >= 500) request.log.error({ err }, 'request failed');
-    if (err instanceof ServiceError) void reply.headers(err.headers);
-    // a bug has no code of its own, and its message (which may quote anything) stays in the log
-    const bug = typeof err.code !== 'string';
-    const code = bug ? 'SERVESIM_INTERNAL' : (err.code as string);
-    const message = bug && statusCode >= 500 ? 'internal error; the server log has the details' : publicMessage(err);
-    const issues = Array.isArray(err.issues) ? (err.issues as FieldIssue[]) : undefined;
-    return reply.code(statusCode).type('application/json; charset=utf-8').send(errorBody(statusCode, code, message, issues));
-  });
+  app.setErrorHandler(sendProblem);
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(errorBody(404, 'SERVESIM_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}; GET /openapi.json lists them`)),
+    sendProblem(
+      new ServiceError('SERVESIM_NOT_FOUND', 404, `no route ${request.method} ${request.url.split('?')[0]}; GET /openapi.json lists them`),
+      request,
+      reply,
+    ),
   );
+}
+
+/**
+ * Fastify's errors before a route is found (a malformed URL, an id past 100 characters) go to
+ * this option rather than to the error handler.
+ */
+export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (err, request, reply) => void sendProblem(err, request, reply);
+
+/**
+ * A request too malformed to reach fastify (bad HTTP, headers past node's limit, too slow to
+ * arrive) is answered on the socket, as a problem too; the connection then closes, as node does.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  // a reset connection has no one to answer
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = JSON.stringify(problem(status, err.code ?? 'ERR_CLIENT', err.message));
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /** A JSON pointer (`/grid/gpu.slots`) as a path (`body.grid["gpu.slots"]`). */

@@ -1,15 +1,18 @@
 /**
  * GET /openapi.json: an OpenAPI 3.1 document built from the routes as registered, so the
  * request schemas it publishes are the ones fastify validates with. Each route describes its
- * answers in `config.doc`.
+ * answers in `config.doc`; the errors every route of its shape may answer (fastify's own, a
+ * bug) are added here, and every error is a problem document (src/service/errors.ts).
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { packageVersion } from '../cli/version.js';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { PROBLEM_TYPE, statusTitle } from './errors.js';
 import type { JsonSchema } from './schemas.js';
 
 export interface ResponseDoc {
   readonly description: string;
-  /** Media types of a success; errors are always the JSON error body. */
+  /** Media types of a success; errors are always problem documents. */
   readonly types?: readonly string[];
 }
 
@@ -24,25 +27,45 @@ declare module 'fastify' {
   }
 }
 
-/** What any route that reads input may answer. */
-export const ERROR_RESPONSES = {
-  400: { description: 'bad input: the message names the field path and the reason (unknown keys included)' },
-  500: { description: 'a bug, or the engine failed' },
-} as const satisfies Record<number, ResponseDoc>;
+/** What fastify itself answers, by what a route reads. */
+const BAD_INPUT: ResponseDoc = { description: 'bad input: the detail names the field path and the reason (unknown keys included)' };
+const SHAPE_ERRORS: Readonly<Record<'always' | 'body' | 'params' | 'querystring', Readonly<Record<number, ResponseDoc>>>> = {
+  always: { 500: { description: 'a bug, or the engine failed; the detail says which' } },
+  // fastify parses a body sent with any method but GET and HEAD
+  body: {
+    400: { description: `${BAD_INPUT.description}; a body that is not JSON` },
+    413: { description: 'a body too large, too deep or with too many keys' },
+    415: { description: 'a body that is not application/json' },
+  },
+  params: { 400: BAD_INPUT, 414: { description: 'a path parameter longer than 100 characters' } },
+  querystring: { 400: BAD_INPUT },
+};
 
-export const NOT_FOUND: ResponseDoc = { description: 'no such job or problem; the message says what there is' };
+/** What running a sweep or a search may answer: each status of the errors catalogue, with its codes. */
+function runErrors(): Record<number, ResponseDoc> {
+  const codes = new Map<number, ErrorCode[]>();
+  for (const [code, status] of Object.entries(ERROR_STATUS) as [ErrorCode, number][]) codes.set(status, [...(codes.get(status) ?? []), code]);
+  return Object.fromEntries([...codes].map(([status, list]) => [status, { description: `${statusTitle(status)}: ${list.join(', ')}` }]));
+}
+
+export const RUN_ERRORS: Readonly<Record<number, ResponseDoc>> = runErrors();
+
+export const NOT_FOUND: ResponseDoc = { description: 'no such job or problem; the detail says what there is' };
 export const NOT_ACCEPTABLE: ResponseDoc = { description: 'the Accept header asks for none of Arrow, JSON, CSV' };
 
-const ERROR_SCHEMA: JsonSchema = {
+const PROBLEM_SCHEMA: JsonSchema = {
   type: 'object',
+  description: 'RFC 9457 problem details',
   properties: {
-    statusCode: { type: 'integer' },
-    code: { type: 'string', description: 'SERVESIM_* (src/errors.ts, src/service/errors.ts) or FST_* (fastify)' },
-    error: { type: 'string' },
-    message: { type: 'string' },
-    issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+    type: { type: 'string', format: 'uri', description: 'https://servesim.dev/errors/<code>: names the code; not fetched' },
+    title: { type: 'string', description: "the status's phrase" },
+    status: { type: 'integer' },
+    detail: { type: 'string', description: 'what went wrong, naming the field or the limit' },
+    code: { type: 'string', description: 'SERVESIM_* (src/errors.ts, src/service/errors.ts), FST_* (fastify), or HPE_* and ERR_HTTP_* (node: not HTTP, too slow)' },
+    path: { type: 'string', description: 'dotted path of the offending field, when there is one' },
+    issues: { type: 'array', description: 'the first 20 field issues', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
   },
-  required: ['statusCode', 'code', 'error', 'message'],
+  required: ['type', 'title', 'status', 'detail', 'code'],
 };
 
 function parameters(schema: unknown, where: 'path' | 'query'): JsonSchema[] {
@@ -56,24 +79,32 @@ function parameters(schema: unknown, where: 'path' | 'query'): JsonSchema[] {
 }
 
 function response(status: number, doc: ResponseDoc): JsonSchema {
-  const types = status >= 400 ? ['application/json'] : (doc.types ?? []);
-  const schema = status >= 400 ? { $ref: '#/components/schemas/Error' } : {};
+  const types = status >= 400 ? [PROBLEM_TYPE] : (doc.types ?? []);
+  const schema = status >= 400 ? { $ref: '#/components/schemas/Problem' } : {};
   return { description: doc.description, ...(types.length > 0 ? { content: Object.fromEntries(types.map((t) => [t, { schema }])) } : {}) };
 }
 
-function operation(route: RouteOptions, doc: RouteDoc): JsonSchema {
+function operation(route: RouteOptions, method: string, doc: RouteDoc): JsonSchema {
   const schema = (route.schema ?? {}) as { body?: JsonSchema; params?: unknown; querystring?: unknown };
   const params = [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query')];
+  const responses: Record<number, ResponseDoc> = {
+    ...SHAPE_ERRORS.always,
+    ...(method === 'GET' ? {} : SHAPE_ERRORS.body),
+    ...(schema.params ? SHAPE_ERRORS.params : {}),
+    ...(schema.querystring ? SHAPE_ERRORS.querystring : {}),
+    // the route's own descriptions are the more specific
+    ...doc.responses,
+  };
   return {
     summary: doc.summary,
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema.body } } } } : {}),
-    responses: Object.fromEntries(Object.entries(doc.responses).map(([status, r]) => [status, response(Number(status), r)])),
+    responses: Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, response(Number(status), r)])),
   };
 }
 
-/** Collects the routes registered after this call and serves their document. */
-export function registerOpenApi(app: FastifyInstance): void {
+/** Collects the routes registered after this call and serves their document; returns it, built once all are in. */
+export function registerOpenApi(app: FastifyInstance): () => JsonSchema {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => void routes.push(route));
   let document: JsonSchema | undefined;
@@ -85,7 +116,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       const path = route.url.replace(/:(\w+)/g, '{$1}');
       for (const method of [route.method].flat()) {
         if (method === 'HEAD') continue;
-        (paths[path] ??= {})[method.toLowerCase()] = operation(route, doc);
+        (paths[path] ??= {})[method.toLowerCase()] = operation(route, method, doc);
       }
     }
     return {
@@ -96,12 +127,14 @@ export function registerOpenApi(app: FastifyInstance): void {
         description: 'Monte Carlo simulation of LLM-serving designs: sweeps over parameter grids (Arrow, JSON, CSV), background jobs, shipped problems, hints.',
       },
       paths,
-      components: { schemas: { Error: ERROR_SCHEMA } },
+      components: { schemas: { Problem: PROBLEM_SCHEMA } },
     };
   };
+  const openApi = (): JsonSchema => (document ??= build());
   app.get(
     '/openapi.json',
     { config: { doc: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', types: ['application/json'] } } } } },
-    async () => (document ??= build()),
+    async () => openApi(),
   );
+  return openApi;
 }

@@ -10,7 +10,7 @@ import { gridPoints, type AxisSpec } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
 import { busy } from './errors.js';
-import { ERROR_RESPONSES } from './openapi.js';
+import { RUN_ERRORS } from './openapi.js';
 import { hintBodySchema } from './schemas.js';
 
 export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): void {
@@ -23,7 +23,7 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
           summary: 'Search the varied paths for the cheapest configurations that pass every case',
           responses: {
             200: { description: 'the hint result: a Pareto set of passing configurations and why cheaper ones fail', types: ['application/json'] },
-            ...ERROR_RESPONSES,
+            ...RUN_ERRORS,
             413: { description: 'a grid over the points limit; a body too large, too deep or with too many keys' },
             429: { description: 'too many sweeps running; see Retry-After' },
           },

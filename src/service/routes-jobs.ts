@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
 import type { JobEvent } from './jobs.js';
-import { ERROR_RESPONSES, NOT_ACCEPTABLE, NOT_FOUND } from './openapi.js';
+import { NOT_ACCEPTABLE, NOT_FOUND } from './openapi.js';
 import { parseSweepBody } from './routes-sweeps.js';
 import { idParamsSchema, resultQuerySchema, sweepBodySchema } from './schemas.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
@@ -36,7 +36,6 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
           summary: 'Start a sweep in the background',
           responses: {
             202: { description: 'the job: {id, status, links, ...}; Location names it', types: ['application/json'] },
-            ...ERROR_RESPONSES,
             413: { description: 'sweep over the absolute limit; a body too large, too deep or with too many keys' },
             429: { description: 'too many jobs queued or running; see Retry-After' },
           },
@@ -53,7 +52,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
     '/v1/jobs/:id',
     {
       schema: params,
-      config: { doc: { summary: 'A job: state, points done of total, unfinished points', responses: { 200: { description: 'the job', types: ['application/json'] }, ...ERROR_RESPONSES, 404: NOT_FOUND } } },
+      config: { doc: { summary: 'A job: state, points done of total, unfinished points', responses: { 200: { description: 'the job', types: ['application/json'] }, 404: NOT_FOUND } } },
     },
     async (request) => ctx.jobs.get(request.params.id).status(),
   );
@@ -65,7 +64,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       config: {
         doc: {
           summary: 'Server-sent events: `state` (now), `progress` as points finish, then `done`, `failed` or `cancelled`',
-          responses: { 200: { description: 'an event stream, ending after the final event', types: ['text/event-stream'] }, ...ERROR_RESPONSES, 404: NOT_FOUND },
+          responses: { 200: { description: 'an event stream, ending after the final event', types: ['text/event-stream'] }, 404: NOT_FOUND },
         },
       },
     },
@@ -101,7 +100,6 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
           summary: "A job's table (Arrow stream, JSON or CSV by Accept); ?partial=1 for the points finished so far",
           responses: {
             200: { description: 'one row per finished (grid point, case)', types: Object.values(TABLE_MEDIA_TYPES) },
-            ...ERROR_RESPONSES,
             404: NOT_FOUND,
             406: NOT_ACCEPTABLE,
             409: { description: 'the job has not finished (ask with ?partial=1)' },
@@ -128,7 +126,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       config: {
         doc: {
           summary: "A job's results as the HTML report servesim report writes (the points finished so far)",
-          responses: { 200: { description: 'one self-contained HTML page', types: ['text/html'] }, ...ERROR_RESPONSES, 404: NOT_FOUND },
+          responses: { 200: { description: 'one self-contained HTML page', types: ['text/html'] }, 404: NOT_FOUND },
         },
       },
     },
@@ -145,7 +143,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       config: {
         doc: {
           summary: 'Cancel a job; its finished points stay (GET its result). A finished job is left as it is.',
-          responses: { 200: { description: 'the job, once stopped', types: ['application/json'] }, ...ERROR_RESPONSES, 404: NOT_FOUND },
+          responses: { 200: { description: 'the job, once stopped', types: ['application/json'] }, 404: NOT_FOUND },
         },
       },
     },

@@ -12,7 +12,7 @@ import { sweepFromObject, type GridSize, type Sweep } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
 import { busy } from './errors.js';
-import { ERROR_RESPONSES, NOT_ACCEPTABLE } from './openapi.js';
+import { NOT_ACCEPTABLE, RUN_ERRORS } from './openapi.js';
 import { sweepBodySchema } from './schemas.js';
 import { runSweepStreaming } from './streaming-run.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
@@ -42,7 +42,7 @@ export function registerSweepRoutes(app: FastifyInstance, ctx: ServiceContext): 
           summary: 'Run a sweep and answer its table (Arrow stream, JSON or CSV by Accept)',
           responses: {
             200: { description: 'one row per (grid point, case); Arrow batches stream as points finish', types: Object.values(TABLE_MEDIA_TYPES) },
-            ...ERROR_RESPONSES,
+            ...RUN_ERRORS,
             406: NOT_ACCEPTABLE,
             413: { description: 'sweep over the synchronous limit (POST /v1/jobs instead) or the absolute one; a body too large, too deep or with too many keys' },
             429: { description: 'too many sweeps running; see Retry-After' },

@@ -3,6 +3,7 @@
  * registry and one error policy. `servesim serve` listens with it; tests use `inject`.
  */
 import { Socket } from 'node:net';
+import fastifyCors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ServesimError } from '../errors.js';
 import { runHints } from '../hint/search.js';
@@ -10,7 +11,8 @@ import { shapeExcess } from '../problem/bounds.js';
 import { runSweep } from '../sweep/run.js';
 import { ProblemCatalog } from './catalog.js';
 import { DEFAULT_LIMITS, type HintRunner, type ServiceContext, type ServiceLimits } from './context.js';
-import { formatSchemaErrors, installErrorHandlers } from './errors.js';
+import { registerDocs } from './docs.js';
+import { clientErrorHandler, formatSchemaErrors, frameworkErrors, installErrorHandlers } from './errors.js';
 import { JobRegistry, type JobDispatcher } from './jobs.js';
 import { registerOpenApi } from './openapi.js';
 import { registerHealthRoute } from './routes-health.js';
@@ -35,6 +37,8 @@ export interface ServiceOptions extends Partial<ServiceLimits> {
    * unfinished when it starts, and leaves its own running there when it stops.
    */
   readonly queue?: JobDispatcher;
+  /** Origins whose pages may call the service (`serve --cors`); none by default. */
+  readonly cors?: readonly string[];
 }
 
 export function buildServer(options: ServiceOptions = {}): FastifyInstance {
@@ -57,6 +61,8 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
     // fastify's defaults drop unknown keys and turn "8" into 8: a typo must be an error instead
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allowUnionTypes: true } },
     schemaErrorFormatter: formatSchemaErrors,
+    frameworkErrors,
+    clientErrorHandler,
   });
   installErrorHandlers(app);
   app.addHook('preValidation', async (request) => {
@@ -65,7 +71,11 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
     if (excess !== undefined) throw new ServesimError('SERVESIM_INPUT_TOO_LARGE', excess, 'body');
   });
   // before the routes: it collects them as they are added
-  registerOpenApi(app);
+  const openApi = registerOpenApi(app);
+  if (options.cors !== undefined && options.cors.length > 0) {
+    // DELETE cancels a job; a page reads a new job's Location and a 429's Retry-After only if exposed
+    void app.register(fastifyCors, { origin: [...options.cors], methods: ['GET', 'HEAD', 'POST', 'DELETE'], exposedHeaders: ['location', 'retry-after'] });
+  }
 
   const run = options.runSweep ?? runSweep;
   const slots = new Slots(limits.maxConcurrent);
@@ -89,6 +99,7 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
   registerSweepRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerHintRoute(app, ctx);
+  registerDocs(app, openApi);
   const { queue } = options;
   if (queue !== undefined) {
     app.addHook('onReady', async () => {
