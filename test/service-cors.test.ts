@@ -2,15 +2,12 @@
  * `serve --cors ORIGIN`: pages from the named origins may call the API from a browser; without
  * the flag no page may (no Access-Control-Allow-Origin header at all).
  */
-import { Writable } from 'node:stream';
 import { InvalidArgumentError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/program.js';
-import type { CliIo } from '../src/cli/run-command.js';
 import { collectOrigins } from '../src/cli/serve-command.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
-import { closeEngines, runProblem } from '../src/run/run.js';
+import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
+import { serveInProcess } from './cli-support.js';
 
 const NOTEBOOK = 'http://localhost:8888';
 
@@ -56,28 +53,10 @@ describe('CORS', () => {
   });
 
   it('servesim serve --cors reaches the server', async () => {
-    let stderr = '';
-    let interrupt: (() => void) | undefined;
-    const io: CliIo = {
-      stdout: { write: () => true },
-      stderr: new Writable({
-        write(chunk, _encoding, callback) {
-          stderr += String(chunk);
-          callback();
-        },
-      }),
-      onInterrupt(handler) {
-        interrupt = handler;
-        return () => (interrupt = undefined);
-      },
-    };
-    const exit = main(['node', 'servesim', 'serve', '--port', '0', '--cors', `http://a.example,${NOTEBOOK}`], { loadProblem, selectCases, runProblem }, io);
-    const end = Date.now() + 20_000;
-    while (!/serving on http:\/\/\S+ /.test(stderr) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    const base = /serving on (http:\/\/\S+) /.exec(stderr)![1]!;
+    const { base, interrupt, exit } = await serveInProcess(['--cors', `http://a.example,${NOTEBOOK}`]);
     const res = await fetch(`${base}/healthz`, { headers: { origin: NOTEBOOK } });
     expect(res.headers.get('access-control-allow-origin')).toBe(NOTEBOOK);
-    interrupt!();
+    interrupt();
     expect(await exit).toBe(0);
   });
 });
