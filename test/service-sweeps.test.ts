@@ -113,6 +113,11 @@ describe('POST /v1/sweeps refuses bad input with the field and the reason', () =
       const body = res.json();
       expect(body).toMatchObject({ status, code, title: 'Bad Request' });
       expect(body.detail).toMatch(message);
+      // every field error also lists its fields, each issue naming its path
+      if (code === 'FST_ERR_VALIDATION' || body.issues !== undefined) {
+        expect(body.issues.length).toBeGreaterThan(0);
+        for (const issue of body.issues) expect(issue.path).toMatch(/\S/);
+      }
     });
   }
 

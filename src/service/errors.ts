@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
-import { listIssues, ServesimError, type FieldIssue } from '../errors.js';
+import { listIssues, MAX_LISTED_ISSUES, ServesimError, type FieldIssue } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 
 /** Errors of the service itself, not of the input's content: the catalogue's shape. */
@@ -172,11 +172,12 @@ function describe(e: FastifySchemaValidationError, dataVar: string): { path: str
 }
 
 /**
- * ajv's errors as one message. An `anyOf` failure arrives after its branches' errors; they
- * become one line listing what the value could have been.
+ * ajv's errors as one message, and as field issues (each with its path, as the project's own
+ * errors list them). An `anyOf` failure arrives after its branches' errors; they become one
+ * issue listing what the value could have been.
  */
 export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
-  const lines: string[] = [];
+  const issues: FieldIssue[] = [];
   let pending: FastifySchemaValidationError[] = [];
   for (const e of errors) {
     if (e.keyword !== 'anyOf') {
@@ -188,18 +189,19 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
     const here = pathOf(dataVar, e.instancePath);
     const types = branches.filter((b) => b.keyword === 'type' && b.instancePath === e.instancePath).map((b) => String(b.params['type']));
     if (types.length === branches.length) {
-      lines.push(`${here}: must be ${types.join(' or ').replace(/,/g, ' or ')}`);
+      issues.push({ path: here, message: `must be ${types.join(' or ').replace(/,/g, ' or ')}` });
     } else {
       const reasons = branches.map((b) => {
         const d = describe(b, dataVar);
         return d.path === here ? d.reason : `${d.path.slice(here.length).replace(/^\./, '')}: ${d.reason}`;
       });
-      lines.push(`${here}: fits none of its forms (${reasons.join(' | ')})`);
+      issues.push({ path: here, message: `fits none of its forms (${reasons.join(' | ')})` });
     }
   }
   for (const e of pending) {
     const d = describe(e, dataVar);
-    lines.push(`${d.path}: ${d.reason}`);
+    issues.push({ path: d.path, message: d.reason });
   }
-  return new Error(`invalid request: ${listIssues(lines)}`);
+  const err = new Error(`invalid request: ${listIssues(issues.map((i) => `${i.path}: ${i.message}`))}`);
+  return Object.assign(err, { issues: issues.slice(0, MAX_LISTED_ISSUES) });
 }
