@@ -12,7 +12,7 @@ import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
 import { applyOverrides } from '../problem/overrides.js';
 import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
-import { shippedProblemsDir } from '../sweep/spec.js';
+import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, parseChoice, simulationOptions } from './options.js';
 import type { CliIo } from './run-command.js';
@@ -162,7 +162,7 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
  * else is a file path. An id that names no shipped problem says so.
  */
 export function readProblemArgument<T>(problem: string, read: (path: string) => T): T {
-  const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
+  const shipped = isShippedId(problem);
   try {
     return read(shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : problem);
   } catch (err) {

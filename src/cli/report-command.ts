@@ -12,7 +12,7 @@ import { readInputBytes, readInputFile } from '../problem/parse.js';
 import { renderReport } from '../report/html.js';
 import { readSweepArrow, type SweepArrow } from '../sweep/arrow.js';
 import { EXIT } from './options.js';
-import { outputProblem, writeOutput } from './sweep-command.js';
+import { outputProblem, writeOutput } from './output-file.js';
 
 /** Where `report` writes: the page with --out -, and what it wrote. */
 export interface ReportIo {

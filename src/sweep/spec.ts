@@ -136,6 +136,11 @@ export interface SweepParseOptions {
 const shippedProblems = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../problems/' : '../../../problems/', import.meta.url));
 
 /** The folder of problem files shipped with servesim. */
+/** Whether a `problem` names a shipped problem by its id (`mmc`) rather than a file. */
+export function isShippedId(problem: string): boolean {
+  return /^[a-z0-9][a-z0-9-]*$/.test(problem);
+}
+
 export function shippedProblemsDir(): string {
   return shippedProblems;
 }
@@ -178,7 +183,7 @@ function axisType(values: readonly GridValue[]): GridAxis['type'] {
  */
 function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string } {
   if (typeof problem !== 'string') return { raw: problem, source: 'inline problem' };
-  const shipped = /^[a-z0-9][a-z0-9-]*$/.test(problem);
+  const shipped = isShippedId(problem);
   if (!shipped && baseDir === undefined) {
     throw invalid('problem', `"${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`);
   }
