@@ -52,3 +52,9 @@ export const SUMMARY_COLUMNS: readonly (keyof CaseSummary)[] = [
   'top_replica_share', 'mean_wait_ms', 'wait_probability', 'longest_queue', 'overloaded_seeds',
   'overload_reason',
 ];
+
+/** Columns that count (seeds, requests, queue lengths): integers in Arrow and Parquet. */
+export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = new Set<keyof CaseSummary>([
+  'seeds', 'requests', 'rejected', 'timed_out', 'died', 'overloaded', 'longest_queue',
+  'overloaded_seeds',
+]);

@@ -14,7 +14,7 @@ import {
   type DataType, type Data, type Table, type Vector,
 } from 'apache-arrow';
 import { ServesimError } from '../errors.js';
-import { SUMMARY_COLUMNS, type CaseSummary } from '../model/summary.js';
+import { INTEGER_COLUMNS, SUMMARY_COLUMNS, type CaseSummary } from '../model/summary.js';
 import type { GridAxis, Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
 
@@ -22,8 +22,6 @@ export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
 
 /** The IPC file format (magic at both ends, a footer listing the batches) or the stream format. */
 export type IpcFormat = 'file' | 'stream';
-
-const INT_COLUMNS = new Set<keyof CaseSummary>(['seeds', 'longest_queue', 'overloaded_seeds']);
 
 interface Column {
   readonly field: Field;
@@ -61,7 +59,7 @@ function summaryColumn(name: keyof CaseSummary, caseNames: readonly string[]): C
   if (name === 'case') return dictionaryColumn('case', caseNames, (r) => r.summary.case);
   if (name === 'passes') return plainColumn(name, new Bool(), (r) => r.summary.passes, false);
   if (name === 'overload_reason') return plainColumn(name, new Utf8(), (r) => r.summary.overload_reason, false);
-  const type = INT_COLUMNS.has(name) ? new Int32() : new Float64();
+  const type = INTEGER_COLUMNS.has(name) ? new Int32() : new Float64();
   return plainColumn(name, type, (r) => finiteOrNull(r.summary[name]), true);
 }
 
