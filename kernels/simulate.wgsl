@@ -84,6 +84,12 @@ fn count(field: u32) {
   st[ix(result(field))] = st[ix(result(field))] + 1u;
 }
 
+/** Counts a value in the histogram at pr[offset] (a P_OFF_HIST_*). */
+fn histCount(offset: u32, v: u32) {
+  let h = sb + pr[offset] + bucketOf(v);
+  st[ix(h)] = st[ix(h)] + 1u;
+}
+
 // ---- arithmetic -------------------------------------------------------------------------
 
 /** Adds a u32 to a two-word result counter. */
@@ -273,8 +279,11 @@ fn jobFree(j: u32) {
   st[ix(sb + G_LIVE)] = st[ix(sb + G_LIVE)] - 1u;
 }
 
-/** A FIFO is three words (head, tail, length) linking jobs through J_NEXT and J_PREV. */
-fn queuePush(q: u32, j: u32) {
+/**
+ * A FIFO is three words (head, tail, length) linking jobs through J_NEXT and J_PREV. `at`:
+ * the component it belongs to (a TARGET), for the longest queue.
+ */
+fn queuePush(q: u32, j: u32, at: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_NEXT)] = NONE;
   if (st[ix(q + 2u)] == 0u) {
@@ -286,7 +295,10 @@ fn queuePush(q: u32, j: u32) {
   }
   st[ix(q + 1u)] = j;
   st[ix(q + 2u)] = st[ix(q + 2u)] + 1u;
-  if (st[ix(q + 2u)] > st[ix(result(R_LONGEST_QUEUE))]) { st[ix(result(R_LONGEST_QUEUE))] = st[ix(q + 2u)]; }
+  if (st[ix(q + 2u)] > st[ix(result(R_LONGEST_QUEUE))]) {
+    st[ix(result(R_LONGEST_QUEUE))] = st[ix(q + 2u)];
+    st[ix(result(R_LONGEST_QUEUE_AT))] = at;
+  }
 }
 
 fn queueUnlink(q: u32, j: u32) {
@@ -334,12 +346,14 @@ fn noteBusy(begin: u32, to: u32, batch: u32) {
   mulAdd64(R_BATCH_AREA, t, batch);
 }
 
-fn noteWait(j: u32) {
+/** A job leaves a queue for service: its wait, in the queue's counters (R_QUEUED or R_TOOL_QUEUED on) and histogram. */
+fn noteWait(j: u32, counters: u32, hist: u32) {
   let jb = jobAt(j);
   if (st[ix(jb + J_COUNTED)] == 0u) { return; }
   let wait = st[ix(sb + G_NOW)] - st[ix(jb + J_ENQUEUED)];
-  if (wait > 0u) { count(R_WAITED); }
-  add64(R_WAIT_SUM, wait);
+  if (wait > 0u) { count(counters + QW_WAITED); }
+  add64(counters + QW_WAIT_SUM, wait);
+  histCount(hist, wait);
 }
 
 // ---- job lifecycle ------------------------------------------------------------------------
@@ -372,8 +386,8 @@ fn jobSucceed(j: u32) {
     count(R_SUCCESSES);
     add64(R_LATENCY_SUM, latency);
     add64(R_SOJOURN_SUM, latency);
-    let h = sb + pr[P_OFF_HIST] + bucketOf(latency);
-    st[ix(h)] = st[ix(h)] + 1u;
+    histCount(P_OFF_HIST, latency);
+    if (latency <= pr[P_GOAL_LATENCY] && st[ix(jb + J_MISSED)] == 0u) { count(R_GOOD); }
   }
   jobRelease(j);
 }
@@ -524,6 +538,8 @@ fn replicaUnload(r: u32, j: u32) {
   st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] - 1u;
   st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] - (st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)]);
   st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] - 1u;
+  // the router holds the call from its replica's queue to its end
+  add64(R_ROUTER_AREA, measured(st[ix(jb + J_ENQUEUED)], st[ix(sb + G_NOW)]));
 }
 
 fn iterationTime(decoding: u32, prefill: u32) -> u32 {
@@ -544,6 +560,7 @@ fn prefillDone(r: u32, j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_PHASE)] = PHASE_DECODE;
   st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
+  st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)];
   let key = prefixKey(j);
   if (key == 0u) { return; }
   let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], KIND == KIND_TASK);
@@ -556,6 +573,28 @@ fn prefillDone(r: u32, j: u32) {
   st[ix(jb + J_ENTRY)] = e;
 }
 
+/**
+ * A model call's time to first token (from when it set out) and time per output token after
+ * the first; a call that misses a goal marks its job.
+ */
+fn callTimes(j: u32) {
+  let jb = jobAt(j);
+  if (st[ix(jb + J_COUNTED)] == 0u) { return; }
+  let now = st[ix(sb + G_NOW)];
+  let ttft = st[ix(jb + J_FIRST_AT)] - st[ix(jb + J_CALL_AT)];
+  count(R_CALLS_DONE);
+  add64(R_OUTPUT_TOKENS, st[ix(jb + J_OUTPUT)]);
+  add64(R_TTFT_SUM, ttft);
+  histCount(P_OFF_HIST_TTFT, ttft);
+  if (ttft > pr[P_GOAL_TTFT]) { st[ix(jb + J_MISSED)] = 1u; }
+  if (st[ix(jb + J_OUTPUT)] < 2u) { return; }
+  let tpot = (now - st[ix(jb + J_FIRST_AT)]) / (st[ix(jb + J_OUTPUT)] - 1u);
+  count(R_TPOT_CALLS);
+  add64(R_TPOT_SUM, tpot);
+  histCount(P_OFF_HIST_TPOT, tpot);
+  if (tpot > pr[P_GOAL_TPOT]) { st[ix(jb + J_MISSED)] = 1u; }
+}
+
 /** A model call finished on replica r: free it there, then the job moves on. */
 fn callDone(r: u32, j: u32) {
   let jb = jobAt(j);
@@ -564,13 +603,14 @@ fn callDone(r: u32, j: u32) {
   st[ix(jb + J_RESERVED)] = 0u;
   cacheUnpin(r, j);
   replicaUnload(r, j);
+  callTimes(j);
   if (KIND == KIND_REQUEST) {
     jobSucceed(j);
     return;
   }
   cacheStoreSession(r, j);
   st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
-  if (st[ix(jb + J_STEP)] + 1u >= pr[P_STEPS]) {
+  if (pr[P_TOOL_EVERY_STEP] == 0u && st[ix(jb + J_STEP)] + 1u >= pr[P_STEPS]) {
     jobSucceed(j);
     return;
   }
@@ -627,7 +667,7 @@ fn replicaAdmit(r: u32) {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
-      jobFail(j, R_REJECTED);
+      jobFail(j, R_REJECTED_AT_GPU);
       continue;
     }
     let e = cacheBest(r, j);
@@ -639,7 +679,7 @@ fn replicaAdmit(r: u32) {
       return;
     }
     queueUnlink(q, j);
-    noteWait(j);
+    noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
     st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + need;
     st[ix(jb + J_STAGE)] = STAGE_GPU_RUNNING;
     st[ix(jb + J_ENTRY)] = e;
@@ -726,7 +766,7 @@ fn replicaEnqueue(r: u32, j: u32) {
     let calls = sb + pr[P_OFF_CALLS] + r;
     st[ix(calls)] = st[ix(calls)] + 1u;
   }
-  queuePush(rb + RP_Q_HEAD, j);
+  queuePush(rb + RP_Q_HEAD, j, TARGET_GPU);
   if (st[ix(rb + RP_N_RUN)] < pr[P_GPU_SLOTS]) { replicaTouch(r); }
 }
 
@@ -861,7 +901,7 @@ fn routeCall(j: u32) {
     st[ix(jb + J_OUTPUT)] = max(1u, sample(P_T_OUTPUT, random(STREAM_STEP, st[ix(jb + J_INDEX)], step * 4u + 1u)));
   }
   if (st[ix(sb + G_ROUTER_BUSY)] >= pr[P_ROUTER_SLOTS]) {
-    jobFail(j, R_REJECTED);
+    jobFail(j, R_REJECTED_AT_ROUTER);
     return;
   }
   loop {
@@ -902,35 +942,52 @@ fn callFailed(j: u32) {
 
 // ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
 
+/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
 fn toolStart(j: u32) {
   let jb = jobAt(j);
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_TOOL_QUEUED); }
   if (st[ix(sb + G_TOOLS_BUSY)] < pr[P_TOOL_SLOTS]) {
-    st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] + 1u;
-    st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
-    var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
-    if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
-    heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
+    toolRun(j);
     return;
   }
   st[ix(jb + J_STAGE)] = STAGE_TOOL_QUEUED;
-  queuePush(sb + G_TOOL_Q_HEAD, j);
+  queuePush(sb + G_TOOL_Q_HEAD, j, TARGET_TOOLS);
 }
 
-/** A tool slot came free: the next queued tool call takes it. */
-fn toolFreed() {
+fn toolRun(j: u32) {
+  let jb = jobAt(j);
+  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] + 1u;
+  noteWait(j, R_TOOL_QUEUED, P_OFF_HIST_TOOL_WAIT);
+  st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
+  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
+  var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
+  heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
+}
+
+/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
+fn toolFreed(j: u32) {
   st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] - 1u;
+  add64(R_TOOL_AREA, measured(st[ix(jobAt(j) + J_STARTED)], st[ix(sb + G_NOW)]));
   if (st[ix(sb + G_TOOL_Q_LEN)] > 0u) {
-    let j = st[ix(sb + G_TOOL_Q_HEAD)];
-    queueUnlink(sb + G_TOOL_Q_HEAD, j);
-    toolStart(j);
+    let next = st[ix(sb + G_TOOL_Q_HEAD)];
+    queueUnlink(sb + G_TOOL_Q_HEAD, next);
+    toolRun(next);
   }
 }
 
+/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
 fn toolDone(j: u32) {
   let jb = jobAt(j);
-  toolFreed();
+  toolFreed(j);
   st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
+  if (st[ix(jb + J_STEP)] >= pr[P_STEPS]) {
+    jobSucceed(j);
+    return;
+  }
   st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+  st[ix(jb + J_CALL_AT)] = st[ix(sb + G_NOW)];
   heapPush(later(1u, pr[P_ROUTER_OVERHEAD]), EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
@@ -947,7 +1004,7 @@ fn serviceStart(j: u32, s: u32) {
   let jb = jobAt(j);
   let b = serverAt(s);
   st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] + 1u;
-  noteWait(j);
+  noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
   st[ix(jb + J_STAGE)] = STAGE_SERVER_RUNNING;
   st[ix(jb + J_REPLICA)] = s;
   st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
@@ -966,7 +1023,7 @@ fn serverArrive(j: u32) {
     return;
   }
   st[ix(jb + J_STAGE)] = STAGE_SERVER_QUEUED;
-  queuePush(sb + G_SERVER_Q_HEAD, j);
+  queuePush(sb + G_SERVER_Q_HEAD, j, TARGET_SERVER);
 }
 
 /** A server slot came free (or came back): start queued jobs while slots allow. */
@@ -1020,9 +1077,12 @@ fn arrival() {
       }
     }
     if (app != NONE) { st[ix(sb + G_APP_RR)] = app + 1u; }
-    let full = app == NONE || st[ix(appAt(app) + AP_BUSY)] >= pr[P_APP_SLOTS];
-    if (full || (KIND == KIND_TASK && st[ix(sb + G_ORCH_BUSY)] >= pr[P_ORCH_SLOTS])) {
-      if (counted != 0u) { count(R_REJECTED); }
+    if (app == NONE || st[ix(appAt(app) + AP_BUSY)] >= pr[P_APP_SLOTS]) {
+      if (counted != 0u) { count(R_REJECTED_AT_APP); }
+      return;
+    }
+    if (KIND == KIND_TASK && st[ix(sb + G_ORCH_BUSY)] >= pr[P_ORCH_SLOTS]) {
+      if (counted != 0u) { count(R_REJECTED_AT_ORCH); }
       return;
     }
   }
@@ -1036,6 +1096,8 @@ fn arrival() {
   let jb = jobAt(j);
   st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
   st[ix(jb + J_ARRIVAL)] = now;
+  st[ix(jb + J_CALL_AT)] = now;
+  st[ix(jb + J_MISSED)] = 0u;
   st[ix(jb + J_INDEX)] = index;
   st[ix(jb + J_COUNTED)] = counted;
   st[ix(jb + J_APP)] = app;
@@ -1099,7 +1161,7 @@ fn jobDetach(j: u32) {
   } else if (KIND == KIND_TASK && stage == STAGE_TOOL_QUEUED) {
     queueUnlink(sb + G_TOOL_Q_HEAD, j);
   } else if (KIND == KIND_TASK && stage == STAGE_TOOL_RUNNING) {
-    toolFreed();
+    toolFreed(j);
   } else if (KIND == KIND_JOB && stage == STAGE_SERVER_QUEUED) {
     queueUnlink(sb + G_SERVER_Q_HEAD, j);
   } else if (KIND == KIND_JOB && stage == STAGE_SERVER_RUNNING) {
@@ -1221,6 +1283,14 @@ fn jobEventLive() -> bool {
   return st[ix(jobAt(evId) + J_GEN)] == evTag && st[ix(jobAt(evId) + J_STAGE)] != STAGE_FREE;
 }
 
+/** Where a job was when its deadline passed: on its way to a GPU, at one, at the tools, at a server. */
+fn timeoutCause(stage: u32) -> u32 {
+  if (stage == STAGE_GPU_QUEUED || stage == STAGE_GPU_RUNNING) { return R_TIMED_OUT_AT_GPU; }
+  if (stage == STAGE_TOOL_QUEUED || stage == STAGE_TOOL_RUNNING) { return R_TIMED_OUT_AT_TOOLS; }
+  if (stage == STAGE_SERVER_QUEUED || stage == STAGE_SERVER_RUNNING) { return R_TIMED_OUT_AT_SERVER; }
+  return R_TIMED_OUT_AT_ROUTER;
+}
+
 fn handleEvent() {
   switch (evKind) {
     case EV_ARRIVAL: {
@@ -1228,8 +1298,9 @@ fn handleEvent() {
     }
     case EV_DEADLINE: {
       if (jobEventLive()) {
+        let cause = timeoutCause(st[ix(jobAt(evId) + J_STAGE)]);
         jobDetach(evId);
-        jobFail(evId, R_TIMED_OUT);
+        jobFail(evId, cause);
       }
     }
     case EV_ROUTE: {

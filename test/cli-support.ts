@@ -5,6 +5,19 @@ import type { CliIo } from '../src/cli/run-command.js';
 import { loadProblem, selectCases } from '../src/problem/parse.js';
 import { runProblem } from '../src/run/run.js';
 
+/** `servesim ARGS` in this process: its exit status and what it wrote. */
+export async function runCli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => ((err += t), true), isTTY: false },
+    onInterrupt: () => () => undefined,
+  } as unknown as CliIo;
+  const code = await main(['node', 'servesim', ...args], { loadProblem, selectCases, runProblem }, io);
+  return { code, out, err };
+}
+
 /** Polls `test` until it holds, failing after `timeoutMs`. */
 export async function until(test: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -6,7 +6,7 @@ import {
   collectCases,
   collectSet,
   parseEngine,
-  parseFormat,
+  formatOption,
   parseSeedBase,
   parseSeeds,
 } from '../src/cli/options.js';
@@ -33,6 +33,7 @@ describe('option parsers', () => {
   });
 
   it('takes the listed formats and engines only', () => {
+    const parseFormat = (text: string): unknown => formatOption().parseArg!(text, undefined);
     expect(parseFormat('csv')).toBe('csv');
     expect(() => parseFormat('xyz')).toThrow(/--format must be one of table, json, csv/);
     expect(parseEngine('gpu')).toBe('gpu');

@@ -6,7 +6,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { quantile } from '../src/model/histogram.js';
-import { closePool, pooledLatency, runCase, sum } from './support.js';
+import { summarize } from '../src/report/summarize.js';
+import { closePool, pooledLatency, runCase } from './support.js';
 
 const SERVERS = 4;
 const MU = 10; // per second: mean service 100 ms
@@ -44,19 +45,21 @@ afterAll(closePool);
 describe('M/M/c against Erlang C', () => {
   for (const rho of [0.5, 0.8, 0.9]) {
     const lambda = rho * SERVERS * MU;
-    it(`rho = ${rho}: P(wait), mean wait and p99 sojourn within 3%`, async () => {
-      const { results } = await runCase('mmc', { sets: [`traffic.rate=${lambda}`], seeds: 600 });
+    it(`rho = ${rho}: P(wait), mean wait, p99 sojourn and the server's utilization within 3%`, async () => {
+      const { problem, results } = await runCase('mmc', { sets: [`traffic.rate=${lambda}`], seeds: 600 });
       const C = erlangC(SERVERS, lambda / MU);
       const meanWait = C / (SERVERS * MU - lambda);
-      const queued = sum(results, 'queued');
-      const pWait = sum(results, 'waited') / queued;
-      const simulatedMeanWait = sum(results, 'waitSum') / queued / 1e6;
+      // the output row's per-component columns, as a user reads them
+      const row = summarize('as-given', problem.goals, problem.confidence, results, 0);
       const p99 = quantile(pooledLatency(results), 0.99) / 1e6;
-      expect(Math.abs(pWait / C - 1)).toBeLessThan(0.03);
-      expect(Math.abs(simulatedMeanWait / meanWait - 1)).toBeLessThan(0.03);
+      expect(Math.abs(row.server_wait_probability / C - 1)).toBeLessThan(0.03);
+      expect(Math.abs(row.server_wait_mean_ms / 1000 / meanWait - 1)).toBeLessThan(0.03);
       expect(Math.abs(p99 / sojournQuantile(SERVERS, lambda, 0.99) - 1)).toBeLessThan(0.03);
-      // utilisation is lambda / (c mu) too
-      expect(Math.abs(sum(results, 'busyMicros') / sum(results, 'capacityMicros') / rho - 1)).toBeLessThan(0.02);
+      // utilisation is lambda / (c mu)
+      expect(Math.abs(row.server_utilization / rho - 1)).toBeLessThan(0.03);
+      // a job workload has no other component
+      expect(row.gpu_utilization).toBeNaN();
+      expect(row.longest_queue_at).toBe('server');
     });
   }
 });

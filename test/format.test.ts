@@ -4,8 +4,10 @@ import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
 import { csvField, formatCsv, formatJson, formatTable } from '../src/report/format.js';
 import type { RunResult } from '../src/run/types.js';
 
+/** A row of a request workload: NaN where it has no such component. */
 function row(fields: Partial<CaseSummary> = {}): CaseSummary {
   return {
+    ...(Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c, Number.NaN])) as unknown as CaseSummary),
     case: 'as-given',
     seeds: 64,
     requests: 64_000,
@@ -27,9 +29,15 @@ function row(fields: Partial<CaseSummary> = {}): CaseSummary {
     timed_out: 563,
     died: 0,
     top_replica_share: 0.26,
-    mean_wait_ms: 12.5,
-    wait_probability: 0.4,
+    gpu_wait_mean_ms: 12.5,
+    gpu_wait_probability: 0.4,
+    gpu_wait_p99_ms: 80,
+    ttft_p99_ms: 420,
+    tpot_p99_ms: 31.5,
+    app_utilization: 0.2,
+    router_utilization: 0.01,
     longest_queue: 17,
+    longest_queue_at: 'gpu',
     overloaded: 0,
     overloaded_seeds: 0,
     overload_reason: '',
@@ -49,7 +57,7 @@ const NO_SUCCESS = row({
   pass_probability: 0,
 });
 
-const GOALS = { success: 0.99, p99: 2_000_000 };
+const GOALS = { success: 0.99, p99: 2_000_000, ttftP99: null, tpotP99: null };
 
 // only the fields the report reads: a whole Problem is the parser's business
 const PROBLEM = {
@@ -127,11 +135,12 @@ describe('formatJson', () => {
     expect(parsed.problem.goals).toEqual({ success: 0.99, p99_ms: 2000 });
     expect(parsed.meta.engine).toBe('pool');
     expect(Object.keys(parsed.rows[0]!)).toEqual([...SUMMARY_COLUMNS]);
-    expect(parsed.rows[0]).toEqual({ ...row() });
-    for (const col of SUMMARY_COLUMNS) {
-      const v = NO_SUCCESS[col];
-      expect(parsed.rows[1]![col]).toEqual(typeof v === 'number' && Number.isNaN(v) ? null : v);
-    }
+    [row(), NO_SUCCESS].forEach((sent, i) => {
+      for (const col of SUMMARY_COLUMNS) {
+        const v = sent[col];
+        expect(parsed.rows[i]![col], col).toEqual(typeof v === 'number' && Number.isNaN(v) ? null : v);
+      }
+    });
   });
 
   it('writes several runs as an array', () => {

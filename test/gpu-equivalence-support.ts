@@ -47,6 +47,13 @@ export function extraConfigs(): [string, EngineConfig][] {
   // a replica that hangs until a health check finds it, and one that resets
   const hung = loadProblem(problemFile('hung-replica'));
   for (const scenario of selectCases(hung, ['as-given', 'server-dies'])) out.push([`hung-replica, ${scenario.name}`, compile(hung, scenario)]);
+  // the metrics' counters: goals on TTFT and TPOT (goodput), a tool call every step with the
+  // tools scarce (their queue, timeouts there), a router that rejects
+  const metrics: [string, string[]][] = [
+    ['coding-agents', ['orchestrator.toolCalls=every-step', 'tools.slots=2', 'goals.ttft_p99=2s', 'goals.tpot_p99=30ms']],
+    ['hot-prefix', ['goals.ttft_p99=3s', 'goals.tpot_p99=20ms', 'router.slots=40']],
+  ];
+  for (const [file, sets] of metrics) out.push([`${file}, ${sets.join(' ')}`, configFor(file, sets).config]);
   return out;
 }
 
@@ -59,7 +66,8 @@ const FIELD_NAMES = Object.fromEntries(
 function wordName(config: EngineConfig, word: number): string {
   if (word < RESULT_SCALARS) return FIELD_NAMES[word]!;
   if (word < RESULT_SCALARS + config.gpuReplicas) return `calls of replica ${word - RESULT_SCALARS}`;
-  return `latency bucket ${word - RESULT_SCALARS - config.gpuReplicas}`;
+  const [name, at] = Object.entries(config.histograms).filter(([, at]) => at >= 0 && at <= word).sort((a, b) => b[1] - a[1])[0]!;
+  return `${name} histogram bucket ${word - at}`;
 }
 
 /** The first word where the two runs differ, named; null when they are identical. */

@@ -4,23 +4,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../src/cli/program.js';
-import { loadProblem, selectCases } from '../src/problem/parse.js';
-import { closeEngines, runProblem } from '../src/run/run.js';
+import { closeEngines } from '../src/run/run.js';
+import { runCli } from './cli-support.js';
 
 afterAll(closeEngines);
 
-async function hint(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => ((err += t), true), isTTY: false },
-    onInterrupt: () => () => undefined,
-  } as unknown as CliIo;
-  const code = await main(['node', 'servesim', 'hint', ...args], { loadProblem, selectCases, runProblem }, io);
-  return { code, out, err };
-}
+const hint = (...args: string[]) => runCli('hint', ...args);
 
 describe('servesim hint', () => {
   const tiny = ['--set', 'router.policy=least-loaded', '--vary', 'gpu.slots=4..12:4', '--case', 'as-given', '--seeds', '4'];

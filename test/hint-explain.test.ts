@@ -5,7 +5,7 @@ import type { HintResult } from '../src/hint/api.js';
 import { caseMargins, whyFails } from '../src/hint/explain.js';
 import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
 
-const goals = { success: 0.99, p99: 3_000_000 };
+const goals = { success: 0.99, p99: 3_000_000, ttftP99: null, tpotP99: null };
 
 function row(fields: Partial<CaseSummary>): CaseSummary {
   const base: Record<string, unknown> = {};
@@ -27,9 +27,26 @@ describe('whyFails', () => {
     expect(whyFails(row({ success: 0.98999 }), goals, 0.9)).toBe('peak-hour: success 98.9% < 99%');
     expect(whyFails(row({ pass_probability: 0.8999 }), goals, 0.9)).toBe('peak-hour: pass probability 0.89 < 0.9');
     expect(whyFails(row({ p99_ms: 3004 }), goals, 0.9)).toBe('peak-hour: p99 3.004 s > 3 s');
-    expect(whyFails(row({ p99_ms: 650 }), { success: 0.99, p99: 500_000 }, 0.9)).toBe('peak-hour: p99 650 ms > 500 ms');
+    expect(whyFails(row({ p99_ms: 650 }), { ...goals, p99: 500_000 }, 0.9)).toBe('peak-hour: p99 650 ms > 500 ms');
     // no success at all: the success rate says it, the missing p99 adds nothing
     expect(whyFails(row({ success: 0, p99_ms: Number.NaN }), goals, 0.9)).toBe('peak-hour: success 0.0% < 99%');
+  });
+
+  it('names a missed TTFT or TPOT goal', () => {
+    const tight = { ...goals, ttftP99: 500_000, tpotP99: 50_000 };
+    expect(whyFails(row({ ttft_p99_ms: 650, tpot_p99_ms: 20 }), tight, 0.9)).toBe('peak-hour: ttft p99 650 ms > 500 ms');
+    expect(whyFails(row({ ttft_p99_ms: 100, tpot_p99_ms: 50.5 }), tight, 0.9)).toBe('peak-hour: tpot p99 51 ms > 50 ms');
+    // no model call finished: a goal on it is missed, not met
+    expect(whyFails(row({ ttft_p99_ms: Number.NaN, tpot_p99_ms: 20 }), tight, 0.9)).toBe('peak-hour: ttft p99 ∞ ms > 500 ms');
+  });
+
+  it('names the saturated component and where arrivals failed', () => {
+    const saturated = row({ success: 0.01, tools_utilization: 0.974, tools_wait_p99_ms: 31_200, gpu_utilization: 0.3, tools_timed_out: 1204, app_rejected: 3 });
+    expect(whyFails(saturated, goals, 0.9)).toBe(
+      'peak-hour: success 1.0% < 99%; tools at 97% utilization, p99 queue wait 31.2 s; most failures at tools (timed out 1204)',
+    );
+    // below 80% no component is named
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
   });
 
   it('gives margins, positive with room to spare', () => {

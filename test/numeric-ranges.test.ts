@@ -42,6 +42,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
   request: {
     id: 'request',
     ...common,
+    goals: { ...common.goals, ttft_p99: '500ms', tpot_p99: '50ms' },
     traffic: { rate: 20, duration: '30s', warmup: '5s' },
     workload: {
       kind: 'request',
@@ -54,18 +55,19 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
   },
   task: {
     id: 'task',
     ...common,
+    goals: { ...common.goals, ttft_p99: '2s', tpot_p99: '40ms' },
     traffic: { rate: 1, duration: '30s', warmup: '10s' },
     workload: { kind: 'task', system: 2000, input: { dist: 'fixed', value: 500 }, output: { dist: 'fixed', value: 40 } },
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '120s', overhead: '5ms' },
-    orchestrator: { slots: 100, steps: 5, overhead: '1ms' },
+    orchestrator: { slots: 100, steps: 5, overhead: '1ms', toolCalls: 'every-step' },
     router: { policy: 'bounded-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.5, alpha: 0, retries: 2, virtualNodes: 16 },
     gpu: { replicas: 2, slots: 4, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
     tools: { slots: 50, latency: { dist: 'lognormal', median: '250ms', p99: '1s' } },
@@ -238,6 +240,10 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
   expect(word(P.WARMUP)).toBe(traffic.warmup);
   expect(word(P.MEASURE_END)).toBe(traffic.warmup + traffic.duration);
   expect(word(P.TIMEOUT)).toBe(problem.app?.timeout ?? problem.server?.timeout ?? 0);
+  // a goal not set is the largest u32, which no time passes
+  expect([word(P.GOAL_LATENCY), word(P.GOAL_TTFT), word(P.GOAL_TPOT)]).toEqual([
+    problem.goals.p99, problem.goals.ttftP99 ?? 0xffffffff, problem.goals.tpotP99 ?? 0xffffffff,
+  ]);
   const rate = traffic.rate * scenario.rateScale;
   expectTableOf(tableOf(config, word(P.T_INTERARRIVAL)), { kind: 'exponential', mean: 1e6 / rate }, 'arrival gaps');
   const burst = scenario.burst;
@@ -280,6 +286,7 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
   }
   if (orchestrator && tools) {
     expect([word(P.ORCH_SLOTS), word(P.ORCH_OVERHEAD), word(P.STEPS), word(P.TOOL_SLOTS)]).toEqual([orchestrator.slots, orchestrator.overhead, orchestrator.steps, tools.slots]);
+    expect(word(P.TOOL_EVERY_STEP)).toBe(orchestrator.toolCalls === 'every-step' ? 1 : 0);
     expectTableOf(tableOf(config, word(P.T_TOOL)), tools.latency, 'tool latency');
   }
   if (server) {

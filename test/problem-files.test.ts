@@ -77,7 +77,7 @@ describe('hot-prefix carries seed 000', () => {
     expect(p.gpu?.profile).toEqual({ name: '8b-h100', base: 8000, perSeq: 250, prefillRate: 16, chunk: 2048 });
   });
   it('goals: success 99%, p99 3 s', () => {
-    expect(p.goals).toEqual({ success: 0.99, p99: s(3) });
+    expect(p.goals).toEqual({ success: 0.99, p99: s(3), ttftP99: null, tpotP99: null });
   });
   it('the four public cases', () => {
     expect(p.cases.map((c) => c.name)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
@@ -95,7 +95,7 @@ describe('coding-agents carries seed 001', () => {
     expect(p.traffic).toEqual({ rate: 1, duration: s(45), warmup: s(30) });
   });
   it('20-step tasks; orchestrator 400 slots', () => {
-    expect(p.orchestrator).toEqual({ slots: 400, steps: 20, overhead: 0 });
+    expect(p.orchestrator).toEqual({ slots: 400, steps: 20, overhead: 0, toolCalls: 'between-steps' });
   });
   it('docs/model.md default tokens: system 4000, input 1000, output 50', () => {
     expect(w).toEqual({
@@ -121,7 +121,7 @@ describe('coding-agents carries seed 001', () => {
     expect(p.tools).toEqual({ slots: 2000, latency: { kind: 'lognormal', median: ms(250), p99: s(1) } });
   });
   it('goals: success 95%, p99 30 s', () => {
-    expect(p.goals).toEqual({ success: 0.95, p99: s(30) });
+    expect(p.goals).toEqual({ success: 0.95, p99: s(30), ttftP99: null, tpotP99: null });
   });
   it('the four public cases; the kill hits the GPU pool (8 replicas beat the app\'s 3)', () => {
     expect(p.cases.map((c) => c.name)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);

@@ -98,7 +98,7 @@ describe('defaults', () => {
       output: { kind: 'fixed', value: 50 },
     });
     expect(t.tools).toEqual({ slots: 10, latency: { kind: 'lognormal', median: ms(250), p99: s(1) } });
-    expect(t.orchestrator).toEqual({ slots: 50, steps: 5, overhead: 0 });
+    expect(t.orchestrator).toEqual({ slots: 50, steps: 5, overhead: 0, toolCalls: 'between-steps' });
   });
 
   it('for a job workload: one replica, no timeout, 10s warm-up; slow-dependency and server-dies hit the server', () => {

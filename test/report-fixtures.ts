@@ -4,7 +4,7 @@
  */
 import { tableFromIPC, type Table } from 'apache-arrow';
 import type { HintResult } from '../src/hint/api.js';
-import type { CaseSummary } from '../src/model/summary.js';
+import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
 import { sweepToArrow } from '../src/sweep/arrow.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../src/sweep/run.js';
 import { sweepFromObject, type GridPoint, type Sweep } from '../src/sweep/spec.js';
@@ -28,20 +28,26 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
   const success = dead ? 0 : Math.min(1, Math.max(0, 1.01 - 0.04 * rho ** 3));
   const p99 = dead ? NaN : 600 / Math.max(0.08, 1.05 - Math.min(rho, 1));
   const passProbability = 1 / (1 + Math.exp(12 * (rho - 0.9)));
+  // a column the toy model does not make is NaN, as for a component the design lacks
+  const none = Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c, NaN]));
   return {
+    ...none,
     case: caseName, seeds: 16, requests: 9000, success,
     success_lo: Math.max(0, success - 0.01), success_hi: Math.min(1, success + 0.005),
     p50_ms: p99 / 3, p90_ms: p99 / 1.6, p99_ms: p99, p99_lo_ms: p99 * 0.85, p99_hi_ms: p99 * 1.2,
-    p99_all_ms: dead ? 30_000 : p99, pass_probability: Number(passProbability.toFixed(4)),
+    p99_all_ms: dead ? 30_000 : p99, ttft_p99_ms: p99 / 4, pass_probability: Number(passProbability.toFixed(4)),
     passes: passProbability >= 0.95, kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
-    mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0, top_replica_share: 0.2,
-    mean_wait_ms: 10, wait_probability: 0.3, longest_queue: 4, overloaded: 0, overloaded_seeds: 0,
+    gpu_wait_mean_ms: 10, gpu_wait_probability: 0.3, mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0,
+    top_replica_share: 0.2, longest_queue: 4, longest_queue_at: 'gpu', overloaded: 0, overloaded_seeds: 0,
     overload_reason: '',
-  };
+  } as CaseSummary;
 }
 
-/** Rows for the points `keep` takes, from load / capacity (prefix affinity wastes 70% of it). */
-export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boolean = () => true): SweepOutcome {
+/**
+ * Rows for the points `keep` takes, from load / capacity (prefix affinity wastes 70% of it);
+ * `overrides` replaces columns in every row (NaN: a column no design has).
+ */
+export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boolean = () => true, overrides: Partial<CaseSummary> = {}): SweepOutcome {
   const rows: SweepRow[] = [];
   for (const point of sweep.points.filter(keep)) {
     const at = (path: string, fallback: number | string) => {
@@ -49,7 +55,7 @@ export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boole
       return a < 0 ? fallback : point.values[a]!;
     };
     const capacity = Number(at('gpu.replicas', 6)) * Number(at('gpu.slots', 8)) * (at('router.policy', 'least-loaded') === 'prefix-affinity' ? 0.3 : 1);
-    sweep.caseNames.forEach((name, c) => rows.push({ point, summary: summary(name, capacity, 40 * (1 + 0.25 * c)) }));
+    sweep.caseNames.forEach((name, c) => rows.push({ point, summary: { ...summary(name, capacity, 40 * (1 + 0.25 * c)), ...overrides } }));
   }
   const meta: SweepMeta = {
     problemId: sweep.problem.id, sweepId: sweep.id, engine: 'pool', adapter: null, seeds: sweep.seeds,

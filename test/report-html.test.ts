@@ -1,14 +1,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tableFromArrays, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { Table, tableFromArrays, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { defaultReportPath, readHint, reportCommand } from '../src/cli/report-command.js';
 import { ServesimError } from '../src/errors.js';
 import {
-  chooseLayout, hintPoints, renderReport, reportDataFromSweep, reportDataFromTable, reportNotes,
-  type ReportAxis,
+  chooseLayout, hintPoints, pointsOverCases, renderReport, reportDataFromSweep, reportDataFromTable, reportMetrics,
+  reportNotes, type ReportAxis, type ReportPoint, type ReportRow,
 } from '../src/report/html.js';
+import { SUMMARY_COLUMNS } from '../src/model/summary.js';
 import { sweepToArrow } from '../src/sweep/arrow.js';
 import { asTable, GRID, HINT, hotPrefixSweep, syntheticOutcome } from './report-fixtures.js';
 
@@ -17,7 +18,7 @@ const axis = (path: string, values: (number | string)[]): ReportAxis => ({
 });
 
 /** The JSON the page draws from. */
-function embedded(html: string): { layout: { x: number; y: number }; hintPoints: number[][]; meta: { title: string } } {
+function embedded(html: string): { layout: { x: number; y: number }; hintPoints: (number[] | null)[]; meta: { title: string } } {
   const match = /<script type="application\/json" id="servesim-data">(.*?)<\/script>/s.exec(html);
   return JSON.parse(match![1]!) as never;
 }
@@ -25,21 +26,70 @@ function embedded(html: string): { layout: { x: number; y: number }; hintPoints:
 describe('which grid paths become axes', () => {
   it('puts numbers before names, longer axes first, and leaves fixed paths out', () => {
     const axes = [axis('router.policy', ['a', 'b', 'c', 'd']), axis('app.timeout', ['30s']), axis('gpu.replicas', [6, 8]), axis('gpu.slots', [4, 8, 16])];
-    expect(chooseLayout(axes)).toEqual({ x: 3, y: 2, selectors: [0] });
+    expect(chooseLayout(axes)).toEqual({ x: 3, y: 2, selectors: [0], fixed: [0, 0, 0, 0] });
   });
 
   it('keeps grid order between equal axes, and lists selectors in grid order', () => {
     const axes = [axis('a', [1, 2]), axis('b', [1, 2]), axis('c', ['x', 'y']), axis('d', [1, 2])];
-    expect(chooseLayout(axes)).toEqual({ x: 0, y: 1, selectors: [2, 3] });
+    expect(chooseLayout(axes)).toEqual({ x: 0, y: 1, selectors: [2, 3], fixed: [0, 0, 0, 0] });
   });
 
   it('has no y axis (no heatmap) with one varying path', () => {
-    expect(chooseLayout([axis('fixed', [1]), axis('gpu.slots', [4, 8])])).toEqual({ x: 1, y: -1, selectors: [] });
+    expect(chooseLayout([axis('fixed', [1]), axis('gpu.slots', [4, 8])])).toEqual({ x: 1, y: -1, selectors: [], fixed: [0, 0] });
   });
 
   it('draws a lone point over the first path, and nothing without paths', () => {
-    expect(chooseLayout([axis('a', [1]), axis('b', ['x'])])).toEqual({ x: 0, y: -1, selectors: [] });
-    expect(chooseLayout([])).toEqual({ x: -1, y: -1, selectors: [] });
+    expect(chooseLayout([axis('a', [1]), axis('b', ['x'])])).toEqual({ x: 0, y: -1, selectors: [], fixed: [0, 0] });
+    expect(chooseLayout([])).toEqual({ x: -1, y: -1, selectors: [], fixed: [] });
+  });
+
+  describe('the slice it opens on', () => {
+    // slots x replicas on the axes; the policy and the timeout get selectors
+    const axes = [axis('gpu.slots', [4, 8, 16]), axis('gpu.replicas', [6, 8]), axis('router.policy', ['a', 'b', 'c']), axis('app.timeout', ['10s', '30s'])];
+    const at = (policy: number, timeout: number, passing: number, probability = 0.5): ReportPoint[] =>
+      [0, 1, 2].flatMap((slots) => [0, 1].map((replicas) => {
+        const passes = slots * 2 + replicas < passing;
+        return { point: [slots, replicas, policy, timeout], passes, pass_probability: passes ? 1 : probability, overloaded: null };
+      }));
+
+    it('has the most points passing every case, not the first policy', () => {
+      const points = [...at(0, 0, 0), ...at(0, 1, 0), ...at(1, 0, 2), ...at(1, 1, 1), ...at(2, 0, 1), ...at(2, 1, 4)];
+      expect(chooseLayout(axes, points)).toMatchObject({ x: 0, y: 1, selectors: [2, 3], fixed: [0, 0, 2, 1] });
+    });
+
+    it('takes the higher summed pass probability among equals, then grid order', () => {
+      expect(chooseLayout(axes, [...at(0, 0, 0, 0.2), ...at(1, 0, 0, 0.6), ...at(2, 0, 0, 0.4)]).fixed).toEqual([0, 0, 1, 0]);
+      expect(chooseLayout(axes, [...at(2, 1, 3), ...at(1, 1, 3), ...at(1, 0, 3)]).fixed).toEqual([0, 0, 1, 0]);
+    });
+
+    it('is least-loaded on the fixture, where prefix affinity fails everywhere', () => {
+      const sweep = hotPrefixSweep(GRID);
+      const data = reportDataFromSweep({ sweep, outcome: syntheticOutcome(sweep) });
+      expect(chooseLayout(data.axes, pointsOverCases(data)).fixed).toEqual([0, 0, 1, 0]);
+    });
+  });
+});
+
+describe('grid points over all the cases', () => {
+  const sweep = hotPrefixSweep({ 'gpu.slots': [8, 16, 32] });
+  /** [passes, pass probability] at each point, with these cases' pass probabilities (passing at 0.9). */
+  const overCases = (probabilities: Record<string, number>) => {
+    const outcome = syntheticOutcome(sweep);
+    const rows = outcome.rows.filter((r) => r.summary.case in probabilities).map((r) => {
+      const p = probabilities[r.summary.case]!;
+      return { ...r, summary: { ...r.summary, pass_probability: p, passes: p >= 0.9 } };
+    });
+    return pointsOverCases(reportDataFromSweep({ sweep, outcome: { ...outcome, rows } })).map((p) => [p.passes, p.pass_probability]);
+  };
+  const passing = { 'as-given': 1, 'peak-hour': 0.95, 'slow-dependency': 0.92, 'server-dies': 0.97 };
+
+  it('pass where every case passes, at the lowest pass probability of the cases', () => {
+    expect(overCases(passing)).toEqual(Array(3).fill([true, 0.92]));
+    expect(overCases({ ...passing, 'slow-dependency': 0.85 })).toEqual(Array(3).fill([false, 0.85]));
+  });
+
+  it('do not pass, and have no pass probability, where a case has no result', () => {
+    expect(overCases({ 'as-given': 1, 'peak-hour': 1 })).toEqual(Array(3).fill([false, null]));
   });
 });
 
@@ -66,20 +116,34 @@ describe('the report data from an Arrow table', () => {
     });
   });
 
-  it('keeps a row per point and case, with NaN latencies as null', () => {
+  it('keeps every numeric summary column, and a row per point and case with NaN as null', () => {
+    expect(data.columns).toEqual(expect.arrayContaining(['seeds', 'success', 'p99_lo_ms', 'pass_probability', 'kv_hit_rate', 'longest_queue']));
+    for (const c of ['case', 'passes', 'overload_reason', ...Object.keys(GRID)]) expect(data.columns).not.toContain(c);
+    expect(data.columns).toEqual(SUMMARY_COLUMNS.filter((c) => data.columns.includes(c)));
     expect(data.rows).toHaveLength(sweep.points.length * 4);
-    const dead = data.rows.filter((r) => r.success === 0);
+    const get = (name: string) => (r: ReportRow) => r.values[data.columns.indexOf(name)];
+    const dead = data.rows.filter((r) => get('success')(r) === 0);
     expect(dead.length).toBeGreaterThan(0);
-    for (const r of dead) expect([r.p99_ms, r.p99_lo_ms, r.p99_hi_ms]).toEqual([null, null, null]);
+    for (const r of dead) expect(['p99_ms', 'p99_lo_ms', 'p99_hi_ms'].map((c) => get(c)(r))).toEqual([null, null, null]);
     // 6 replicas x 4 slots of prefix affinity, as given
     const row = data.rows.find((r) => r.point.join() === '0,0,0,0' && r.case === 0)!;
     const original = outcome.rows.find((r) => r.point.index === 0 && r.summary.case === 'as-given')!.summary;
-    expect(row).toMatchObject({ success: original.success, pass_probability: original.pass_probability, passes: original.passes });
+    expect([get('success')(row), get('pass_probability')(row), row.passes]).toEqual([original.success, original.pass_probability, original.passes]);
+  });
+
+  it('leaves out a column without a finite value, from the Arrow table as from the sweep', () => {
+    const noCache = syntheticOutcome(sweep, undefined, { kv_hit_rate: NaN });
+    const fromTable = reportDataFromTable(asTable(sweep, noCache));
+    expect(fromTable.columns).not.toContain('kv_hit_rate');
+    expect(fromTable.columns).toContain('gpu_utilization');
+    expect(fromTable.rows[0]!.values).toHaveLength(fromTable.columns.length);
+    expect(reportDataFromSweep({ sweep, outcome: noCache })).toMatchObject({ columns: fromTable.columns, rows: fromTable.rows });
   });
 
   it('is the same as the data made straight from the sweep', () => {
     const direct = reportDataFromSweep({ sweep, outcome });
     expect(direct.axes).toEqual(data.axes);
+    expect(direct.columns).toEqual(data.columns);
     expect(direct.rows).toEqual(data.rows);
     expect({ ...direct.meta, title: '' }).toEqual({ ...data.meta, title: '' });
     expect(direct.meta.title).toBe(sweep.title);
@@ -123,8 +187,52 @@ describe('notes on what the charts cannot show', () => {
     const data = reportDataFromSweep({ sweep, outcome: syntheticOutcome(sweep, () => false) });
     expect(reportNotes(data, chooseLayout(data.axes))).toEqual([
       'The table has no rows: nothing was simulated.',
-      'Only one grid path varies, so there is no heatmap: pass probability is drawn against it as a line.',
+      'Only one grid path varies, so there is no heatmap: the metrics are drawn against it as lines.',
     ]);
+  });
+});
+
+describe('the metrics the reader can pick', () => {
+  const sweep = hotPrefixSweep(GRID);
+  const table = asTable(sweep, syntheticOutcome(sweep, undefined, { kv_hit_rate: NaN }));
+
+  it('lists pass probability, success and p99 first, the rest in table order, without bands or empty columns', () => {
+    const data = reportDataFromTable(table);
+    const names = reportMetrics(data).map((m) => m.name);
+    expect(names.slice(0, 4)).toEqual(['pass_probability', 'success', 'p99_ms', 'ttft_p99_ms']);
+    // preferred before table order
+    expect(names.indexOf('gpu_utilization')).toBeLessThan(names.indexOf('seeds'));
+    const rest = names.slice(names.indexOf('seeds'));
+    expect(rest).toEqual(data.columns.filter((c) => rest.includes(c)));
+    expect(rest).toEqual(expect.arrayContaining(['requests', 'p50_ms', 'p99_all_ms', 'gpu_wait_mean_ms', 'longest_queue']));
+    // kv hit rate is NaN everywhere here, ttft's band and the other components' columns always
+    for (const c of ['kv_hit_rate', 'success_lo', 'success_hi', 'p99_lo_ms', 'p99_hi_ms', 'ttft_p99_lo_ms', 'tpot_p99_ms', 'app_utilization']) {
+      expect(names).not.toContain(c);
+    }
+  });
+
+  it('labels them from their names, _ms columns in seconds, with the goals they are held to', () => {
+    const data = reportDataFromTable(table);
+    const byName = new Map(reportMetrics(data).map((m) => [m.name, m]));
+    expect(byName.get('pass_probability')).toMatchObject({ label: 'pass probability', seconds: false, goal: { value: sweep.confidence, side: 'min' } });
+    expect(byName.get('success')).toMatchObject({ label: 'success', goal: { value: 0.99, side: 'min' } });
+    expect(byName.get('p99_ms')).toMatchObject({ label: 'p99 (s)', seconds: true, goal: { value: 3000, side: 'max' } });
+    expect(byName.get('gpu_wait_mean_ms')).toMatchObject({ label: 'gpu wait mean (s)', seconds: true, goal: null });
+    expect(byName.get('top_replica_share')).toMatchObject({ label: 'top replica share', seconds: false, goal: null });
+    for (const m of byName.values()) expect(data.columns[m.column]).toBe(m.name);
+  });
+
+  it('offers a column this version does not know, and the goal a table gives it', () => {
+    const extra = tableFromArrays({ queue_depth_p99: Float64Array.from({ length: table.numRows }, (_, i) => 100 + i) });
+    const wider = new Table(table.assign(extra).batches);
+    for (const [k, v] of table.schema.metadata) wider.schema.metadata.set(k, v);
+    wider.schema.metadata.set('servesim.goals', JSON.stringify({ success: 0.99, p99_ms: 3000, ttft_p99_ms: 500, queue_depth_p99: 'x' }));
+    const data = reportDataFromTable(wider);
+    expect(data.meta.goals).toEqual({ success: 0.99, p99_ms: 3000, ttft_p99_ms: 500 });
+    const metrics = reportMetrics(data);
+    expect(metrics.at(-1)).toMatchObject({ name: 'queue_depth_p99', label: 'queue depth p99', seconds: false, goal: null });
+    expect(metrics.find((m) => m.name === 'ttft_p99_ms')).toMatchObject({ label: 'ttft p99 (s)', goal: { value: 500, side: 'max' } });
+    expect(renderReport(wider)).toContain('success ≥ 99%, p99 ≤ 3 s, ttft p99 ≤ 0.5 s');
   });
 });
 
@@ -137,8 +245,8 @@ describe('hint configurations on the grid', () => {
   });
 
   it('leaves out a configuration off the grid, or one that leaves a varying path alone', () => {
-    expect(hintPoints(axes, found({ ...HINT.hints[0]!.found.values, 'gpu.slots': 12 }))).toEqual([]);
-    expect(hintPoints(axes, found({ 'gpu.slots': 8, 'router.policy': 'least-loaded' }))).toEqual([]);
+    expect(hintPoints(axes, found({ ...HINT.hints[0]!.found.values, 'gpu.slots': 12 }))).toEqual([null]);
+    expect(hintPoints(axes, found({ 'gpu.slots': 8, 'router.policy': 'least-loaded' }))).toEqual([null]);
   });
 });
 
@@ -149,7 +257,7 @@ describe('the page', () => {
   it('embeds its data, Plot and d3, and loads nothing from elsewhere', () => {
     const html = renderReport(asTable(sweep, outcome), { hint: HINT });
     const data = embedded(html);
-    expect(data.layout).toEqual({ x: 1, y: 0, selectors: [2] });
+    expect(data.layout).toEqual({ x: 1, y: 0, selectors: [2], fixed: [0, 0, 1, 0] });
     expect(data.hintPoints).toEqual([[1, 2, 1, 0]]);
     // matches only: a failing toMatch would print the whole half-megabyte page
     expect(html.match(/@observablehq\/plot v0\.6\.17/)?.[0]).toBeDefined();
@@ -158,7 +266,16 @@ describe('the page', () => {
     expect(markup.match(/<link|<img|<iframe|\shref=|\ssrc=|@import|url\(/i)?.[0]).toBeUndefined();
     expect(markup).toContain('Hint: the cheapest passing configurations');
     expect(markup).toContain('slow-dependency: p99 5.3 s &#62; 3 s');
+    // the hint's row can show its cells on the charts
+    expect(markup).toContain('<button type="button" data-hint="0">show</button>');
     expect(markup).toContain('<code>gpu.replicas=8, gpu.slots=32, router.policy=prefix-affinity</code>: as-given: p99 4.3 s &#62; 3 s');
+  });
+
+  it('says so when a hint is off the grid, and has nothing to show for it', () => {
+    const found = { ...HINT.hints[0]!.found, values: { ...HINT.hints[0]!.found.values, 'gpu.slots': 12 } };
+    const html = renderReport({ sweep, outcome }, { hint: { ...HINT, hints: [{ ...HINT.hints[0]!, found }] } });
+    expect(html).toContain('<td>not on the grid</td>');
+    expect(html).not.toContain('data-hint="');
   });
 
   it('escapes what it shows, in HTML and in the embedded JSON', () => {

@@ -1,7 +1,8 @@
 /**
  * The results file of `servesim sweep --out`: `.arrow` and `.feather` are the Arrow IPC file
- * format (magic at both ends, a footer), `.arrows` the stream; and `servesim report` refuses a
- * file cut short, at a record-batch boundary or in the footer, naming what is missing.
+ * format (magic at both ends, a footer), `.arrows` the stream, `.parquet` Parquet; and
+ * `servesim report` refuses a file cut short, at a record-batch boundary or in the footer,
+ * naming what is missing, and says it reads Arrow only when given Parquet.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromIPC } from '@uwdata/flechette';
 import { RecordBatchFileReader, RecordBatchStreamWriter, tableFromIPC as arrowTable } from 'apache-arrow';
+import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main, type ProgramDeps, type SweepIo } from '../src/cli/program.js';
 import { closeEngines } from '../src/run/run.js';
@@ -27,12 +29,15 @@ const unused = (): never => {
   throw new Error('not used by sweep or report');
 };
 
-/** `servesim ARGS...` in this process; resolves to the exit status and what went to stderr. */
-async function servesim(...args: string[]): Promise<{ code: number; err: string }> {
+/**
+ * `servesim ARGS...` in this process, its stdout a terminal or not; resolves to the exit status
+ * and what went to stderr.
+ */
+async function servesimOn(isTTY: boolean, ...args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
   const deps: ProgramDeps = { loadProblem: unused, selectCases: unused, runProblem: unused };
   const io: SweepIo = {
-    stdout: { write: () => true, isTTY: false },
+    stdout: { write: () => true, isTTY },
     stderr: { write: (t: string) => ((err += t), true), isTTY: false } as unknown as SweepIo['stderr'],
     onInterrupt: () => () => {},
   };
@@ -40,10 +45,13 @@ async function servesim(...args: string[]): Promise<{ code: number; err: string 
   return { code, err };
 }
 
+const servesim = (...args: string[]) => servesimOn(false, ...args);
+
 const dir = mkdtempSync(join(tmpdir(), 'servesim-results-'));
 const sweepFile = join(dir, 'tiny.json');
 writeFileSync(sweepFile, JSON.stringify(SWEEP));
 const MAGIC = Buffer.from('ARROW1');
+const PARQUET_MAGIC = Buffer.from('PAR1');
 
 afterAll(closeEngines);
 
@@ -69,6 +77,36 @@ describe('servesim sweep --out', () => {
     const bytes = readFileSync(out);
     expect(bytes.subarray(0, 4).equals(Buffer.from([0xff, 0xff, 0xff, 0xff]))).toBe(true);
     expect(tableFromIPC(bytes).numRows).toBe(ROWS);
+  });
+
+  it('writes .parquet as Parquet, with the row count in its metadata', async () => {
+    const out = join(dir, 'results.parquet');
+    const { code, err } = await servesim('sweep', sweepFile, '--out', out);
+    expect(code).toBe(0);
+    expect(err).toContain(`wrote ${ROWS} rows (${ROWS} grid points) to ${out}\n`);
+    const bytes = readFileSync(out);
+    expect(bytes.subarray(0, 4).equals(PARQUET_MAGIC)).toBe(true);
+    expect(bytes.subarray(-4).equals(PARQUET_MAGIC)).toBe(true);
+    const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    expect(metadata.num_rows).toBe(BigInt(ROWS));
+    expect(metadata.key_value_metadata).toContainEqual({ key: 'servesim.rows', value: String(ROWS) });
+  });
+
+  it('refuses an extension it does not know, naming those it does, before any work', async () => {
+    const out = join(dir, 'results.xlsx');
+    expect(await servesim('sweep', sweepFile, '--out', out)).toEqual({
+      code: 2,
+      err: `servesim: --out ${out}: cannot tell the format from its extension; name it .arrow, .feather, ` +
+        '.arrows, .parquet, .csv, .json, .txt, or add --format table|json|csv|arrow|parquet\n',
+    });
+  });
+
+  it('refuses to write Arrow or Parquet to a terminal', async () => {
+    expect(await servesimOn(true, 'sweep', sweepFile, '--format', 'parquet')).toEqual({
+      code: 2,
+      err: 'servesim: Parquet is binary: write it to a file with --out results.parquet, or pipe stdout to a program\n',
+    });
+    expect((await servesimOn(true, 'sweep', sweepFile, '--format', 'arrow')).err).toMatch(/^servesim: an Arrow stream is binary: /);
   });
 });
 
@@ -132,6 +170,15 @@ describe('servesim report on a results file cut short', () => {
 });
 
 describe('servesim report on what is not a results file', () => {
+  it('refuses Parquet, saying to write Arrow', async () => {
+    const results = join(dir, 'for-report.parquet');
+    expect((await servesim('sweep', sweepFile, '--out', results)).code).toBe(0);
+    const { code, err } = await servesim('report', results, '--out', join(dir, 'parquet.html'));
+    expect(code).toBe(2);
+    expect(err).toBe(`servesim: ${results} is a Parquet file; servesim report reads the Arrow results only: ` +
+      'write them with servesim sweep --out FILE.arrow (or .arrows)\n');
+  });
+
   it('refuses a FIFO and /dev/zero without waiting on them (needs the build)', () => {
     const fifo = join(dir, 'fifo.arrow');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);

@@ -76,6 +76,7 @@ describe('health, documentation, unknown routes', () => {
       '/v1/jobs/{id}/result',
       '/v1/problems',
       '/v1/problems/{id}',
+      '/v1/profiles',
       '/v1/sweeps',
     ]);
     const sweeps = doc.paths['/v1/sweeps'].post;
@@ -87,6 +88,27 @@ describe('health, documentation, unknown routes', () => {
     expect(doc.paths['/v1/jobs/{id}'].delete.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(doc.paths['/v1/jobs/{id}/result'].get.parameters[1]).toMatchObject({ name: 'partial', in: 'query', required: false });
     expect(doc.paths['/v1/hints'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('vary');
+  });
+
+  it('documents every column of a JSON sweep table, with its type', async () => {
+    const doc = (await app.inject('/openapi.json')).json();
+    expect(doc.paths['/v1/sweeps'].post.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/SweepTable' });
+    const columns: Record<string, { type: string | string[]; description: string }> = doc.components.schemas.SweepTable.properties.rows.items.properties;
+    const res = await app.inject({
+      method: 'POST', url: '/v1/sweeps', headers: { accept: 'application/json' },
+      payload: { problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 2, cases: ['as-given'] },
+    });
+    expect(res.statusCode).toBe(200);
+    const [row] = res.json().rows as Record<string, unknown>[];
+    expect(Object.keys(row!)).toEqual(['server.slots', ...Object.keys(columns)]);
+    for (const [name, column] of Object.entries(columns)) {
+      expect(column.description.length, name).toBeGreaterThan(10);
+      const value = row![name];
+      const type = value === null ? 'null' : typeof value === 'number' ? (Number.isInteger(value) ? ['integer', 'number'] : ['number']) : [typeof value];
+      expect([column.type].flat().some((t) => [type].flat().includes(t)), `${name}: ${JSON.stringify(value)} is ${String(column.type)}`).toBe(true);
+    }
+    // an M/M/c problem has a server and nothing else
+    expect([row!['server_utilization'] === null, row!['gpu_utilization']]).toEqual([false, null]);
   });
 
   it('an unknown route is a 404 in the same error shape', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf } from '../src/model/histogram.js';
 import type { Goals } from '../src/model/problem.js';
-import type { InstanceResult } from '../src/model/result.js';
+import type { ComponentLoad, InstanceResult } from '../src/model/result.js';
 import { studentT975, summarize } from '../src/report/summarize.js';
 
 /** A seed's result: `latencies` are the successes' latencies in microseconds. */
@@ -25,9 +25,14 @@ function seed(
     overload: '',
     latencySum: latencies.reduce((a, b) => a + b, 0),
     sojournSum: 0,
-    waited: 0,
-    queued: 0,
-    waitSum: 0,
+    good: 0,
+    callsDone: 0,
+    ttft: new Uint32Array(0),
+    ttftSum: 0,
+    tpotCalls: 0,
+    tpot: new Uint32Array(0),
+    tpotSum: 0,
+    outputTokens: 0,
     promptTokens: 0,
     cachedTokens: 0,
     busyMicros: 0,
@@ -36,6 +41,8 @@ function seed(
     inSystemArea: 0,
     measuredMicros: 0,
     longestQueue: 0,
+    longestQueueAt: '',
+    components: {},
     events: 0,
     ...rest,
     successes,
@@ -45,7 +52,30 @@ function seed(
 }
 
 const repeat = (value: number, n: number): number[] => Array.from({ length: n }, () => value);
-const GOALS: Goals = { success: 0.9, p99: 60 };
+const GOALS: Goals = { success: 0.9, p99: 60, ttftP99: null, tpotP99: null };
+
+/** A histogram of these microsecond values. */
+function histogram(values: readonly number[]): Uint32Array {
+  const h = new Uint32Array(HISTOGRAM_BUCKETS);
+  for (const v of values) h[bucketOf(v)]!++;
+  return h;
+}
+
+/** A GPU pool's load with a queue whose calls waited these microseconds. */
+function gpuLoad(busyMicros: number, waits: readonly number[], rejected = 0, timedOut = 0): ComponentLoad {
+  return {
+    busyMicros,
+    capacityMicros: 1000,
+    queue: {
+      reached: waits.length,
+      waited: waits.filter((w) => w > 0).length,
+      waitSum: waits.reduce((a, b) => a + b, 0),
+      waits: histogram(waits),
+    },
+    rejected,
+    timedOut,
+  };
+}
 const TIMEOUT = 50;
 
 describe('summarize', () => {
@@ -210,26 +240,48 @@ describe('summarize', () => {
     expect(s.top_replica_share).toBe(150 / 200);
   });
 
-  it('pools utilisation, batch, waits and failure counts', () => {
+  it('pools utilisation, batch, waits and failure counts, per component', () => {
     const results = [
       seed({
         arrivals: 10, rejected: 1, timedOut: 2, died: 3, latencies: repeat(10, 4),
-        busyMicros: 600, capacityMicros: 1000, batchArea: 1200,
-        waitSum: 4000, queued: 8, waited: 2, longestQueue: 7,
+        busyMicros: 600, batchArea: 1200, longestQueue: 7, longestQueueAt: 'gpu',
+        components: { gpu: gpuLoad(600, [0, 0, 0, 0, 0, 0, 1000, 3000], 1, 2) },
       }),
       seed({
         arrivals: 10, rejected: 2, latencies: repeat(10, 8),
-        busyMicros: 200, capacityMicros: 1000, batchArea: 1000,
-        waitSum: 2000, queued: 4, waited: 1, longestQueue: 3,
+        busyMicros: 200, batchArea: 1000, longestQueue: 3, longestQueueAt: 'gpu',
+        components: { gpu: gpuLoad(200, [0, 0, 0, 2000], 2) },
       }),
     ];
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect(s.gpu_utilization).toBe(0.4);
     expect(s.mean_batch).toBe(2200 / 800);
-    expect(s.mean_wait_ms).toBe(0.5);
-    expect(s.wait_probability).toBe(0.25);
+    expect(s.gpu_wait_mean_ms).toBe(0.5);
+    expect(s.gpu_wait_probability).toBe(0.25);
+    // 12 waits: the 12th (p99's rank) is the longest, 3 ms
+    expect(s.gpu_wait_p99_ms).toBeCloseTo(3, 1);
+    expect([s.gpu_rejected, s.gpu_timed_out]).toEqual([3, 2]);
+    // components the design lacks are NaN (null in every output)
+    expect(s.tools_utilization).toBeNaN();
+    expect(s.server_wait_p99_ms).toBeNaN();
     expect(s.longest_queue).toBe(7);
+    expect(s.longest_queue_at).toBe('gpu');
     expect([s.rejected, s.timed_out, s.died]).toEqual([3, 2, 3]);
     expect(s.requests).toBe(20);
+  });
+
+  it('pools TTFT and TPOT, and holds them to their goals when set', () => {
+    const results = [1, 2].map(() => seed({
+      arrivals: 100, latencies: repeat(10, 100),
+      ttft: histogram(repeat(5, 100)), tpot: histogram([...repeat(2, 98), 40, 40]),
+    }));
+    const free = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect([free.ttft_p50_ms * 1000, free.ttft_p99_ms * 1000]).toEqual([5, 5]);
+    expect([free.tpot_p50_ms * 1000, free.tpot_p99_ms * 1000]).toEqual([2, bucketMid(bucketOf(40))]);
+    expect(free.passes).toBe(true);
+    expect(summarize('c', { ...GOALS, ttftP99: 5 }, 0.9, results, TIMEOUT).passes).toBe(true);
+    expect(summarize('c', { ...GOALS, ttftP99: 4 }, 0.9, results, TIMEOUT).passes).toBe(false);
+    const tpotMissed = summarize('c', { ...GOALS, tpotP99: 39 }, 0.9, results, TIMEOUT);
+    expect([tpotMissed.passes, tpotMissed.pass_probability]).toEqual([false, 0]);
   });
 });

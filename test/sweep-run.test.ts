@@ -175,8 +175,8 @@ describe('servesim sweep', () => {
 
   it('refuses an --out whose extension names no format, before any work', async () => {
     const h = harness();
-    expect(await cli(h, sweepFile, '--out', join(dir, 'results.parquet'))).toBe(2);
-    expect(h.err()).toMatch(/results\.parquet.*--format/);
+    expect(await cli(h, sweepFile, '--out', join(dir, 'results.xlsx'))).toBe(2);
+    expect(h.err()).toMatch(/results\.xlsx.*--format/);
     expect(h.err()).not.toContain('engine');
   });
 

@@ -7,14 +7,14 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { invalidProblem, ServesimError } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
-import { DEFAULT_COST, parseCost } from '../hint/cost.js';
+import { DEFAULT_COST, DOLLARS_COST, parseCost } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
 import { applyOverrides } from '../problem/overrides.js';
 import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
 import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
-import { EXIT, parseChoice, simulationOptions } from './options.js';
+import { EXIT, formatOption, simulationOptions } from './options.js';
 import type { CliIo } from './run-command.js';
 
 /** Seeds per case when none are asked for: a search runs many points, so fewer than `run`. */
@@ -94,17 +94,18 @@ export function addHintCommand(program: Command, io: CliIo, setExit: (code: numb
         .argParser(collectVary)
         .makeOptionMandatory(),
     )
-    .addOption(new Option('--cost <expr>', 'cost to minimise: + - * / ( ) over numbers and paths').argParser(parseCostOption).default(DEFAULT_COST));
+    .addOption(
+      // no commander default: the search picks dollars where the problem's GPUs have a price
+      new Option('--cost <expr>', `cost to minimise: + - * / ( ) over numbers, paths, gpus and ${DOLLARS_COST} (default: ${DOLLARS_COST} when the GPU profile has a price, else ${DEFAULT_COST})`).argParser(
+        parseCostOption,
+      ),
+    );
   for (const option of simulationOptions()) {
     hint.addOption(option.long === '--seeds' ? option.default(HINT_SEEDS) : option);
   }
   hint
-    .addOption(new Option('--confidence <p>', "share of seeds that must meet both goals (default: the problem's)").argParser(parseConfidence))
-    .addOption(
-      new Option('-f, --format <format>', 'output format: table, json')
-        .argParser((t) => parseChoice(t, '--format', ['table', 'json'] as const))
-        .default('table'),
-    )
+    .addOption(new Option('--confidence <p>', "share of seeds that must meet every goal (default: the problem's)").argParser(parseConfidence))
+    .addOption(formatOption(['table', 'json']))
     .addHelpText(
       'after',
       '\nNumeric paths are searched assuming more never hurts (bisection), and the cheaper neighbours\n' +
@@ -193,11 +194,11 @@ export function formatHints(result: HintResult): string {
   if (result.hints.length === 0) lines.push('No configuration in the grid passes every case.');
   for (const [k, hint] of result.hints.entries()) {
     const title = k === 0 ? 'Cheapest passing' : 'Also passing';
-    lines.push(`${title}: ${describeValues(hint.found.values)} (cost ${trim(hint.found.cost)})`);
+    lines.push(`${title}: ${describeValues(hint.found.values)} (cost ${costText(result, hint.found.cost)})`);
     lines.push(...marginTable(hint.found.cases).map((l) => `  ${l}`));
     if (hint.cheaper.length > 0) lines.push('  One step cheaper:');
     for (const c of hint.cheaper) {
-      const what = `${describeValues(changed(c.values, hint.found.values))} (cost ${trim(c.cost)})`;
+      const what = `${describeValues(changed(c.values, hint.found.values))} (cost ${costText(result, c.cost)})`;
       lines.push(...verdict(what, c).map((l) => `    ${l}`));
     }
     lines.push('');
@@ -210,7 +211,7 @@ export function formatHints(result: HintResult): string {
       Object.keys(numbers).length === 0
         ? describeValues(named)
         : `Nothing passes${Object.keys(named).length === 0 ? '' : ` with ${describeValues(named)}`}: even ${describeValues(numbers)}`;
-    lines.push(...verdict(`${what} (cost ${trim(f.cost)})`, f), '');
+    lines.push(...verdict(`${what} (cost ${costText(result, f.cost)})`, f), '');
   }
   if (result.monotonicityViolations.length > 0) {
     lines.push('The search assumed more never hurts; these points say otherwise (its answer may not be the cheapest):');
@@ -219,6 +220,11 @@ export function formatHints(result: HintResult): string {
   }
   lines.push(`evaluated ${result.evaluated} of ${result.gridSize} grid points`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A configuration's cost: "$27.52/h" when the cost is dollars an hour, else the number. */
+function costText(result: HintResult, cost: number): string {
+  return result.cost === DOLLARS_COST ? `$${cost.toFixed(2)}/h` : trim(cost);
 }
 
 /** "WHAT fails:" and a line per failing case, or "WHAT passes too". */

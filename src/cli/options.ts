@@ -54,11 +54,6 @@ export function parseSeedBase(text: string): number {
   return parseInteger(text, '--seed', 0, MAX_SEED);
 }
 
-/** `--format`: one of {@link OUTPUT_FORMATS}. */
-export function parseFormat(text: string): OutputFormat {
-  return parseChoice(text, '--format', OUTPUT_FORMATS);
-}
-
 /** `--engine`: one of {@link ENGINE_CHOICES}. */
 export function parseEngine(text: string): EngineChoice {
   return parseChoice(text, '--engine', ENGINE_CHOICES);
@@ -122,10 +117,10 @@ export function simulationOptions(): Option[] {
   ];
 }
 
-/** `-f, --format`, for any command that prints results. */
-export function formatOption(): Option {
-  return new Option('-f, --format <format>', `output format: ${OUTPUT_FORMATS.join(', ')}`)
-    .argParser(parseFormat)
+/** `-f, --format`, for any command that prints results: these formats, table by default. */
+export function formatOption(formats: readonly OutputFormat[] = OUTPUT_FORMATS): Option {
+  return new Option('-f, --format <format>', `output format: ${formats.join(', ')}`)
+    .argParser((t) => parseChoice(t, '--format', formats))
     .default('table');
 }
 

@@ -11,6 +11,7 @@ import {
   type SimulationOptionValues,
 } from './options.js';
 import { addHintCommand } from './hint-command.js';
+import { addProfilesCommand } from './profiles-command.js';
 import { addReportCommand } from './report-command.js';
 import { runCommand, type CliDeps, type CliIo } from './run-command.js';
 import { addSweepCommand, type SweepDeps, type SweepIo } from './sweep-command.js';
@@ -81,6 +82,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
   addReportCommand(program, io, setExit);
 
   addHintCommand(program, io, setExit);
+  addProfilesCommand(program, io, setExit);
 
   return program;
 }

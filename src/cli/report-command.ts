@@ -52,9 +52,22 @@ const hintSchema = z.looseObject({
  */
 export const MAX_RESULTS_BYTES = 2 * 1024 ** 3;
 
-/** A results file, refused when cut short (readSweepArrow), not a regular file, or over MAX_RESULTS_BYTES. */
+const PARQUET_MAGIC = Buffer.from('PAR1');
+
+/**
+ * A results file, refused when cut short (readSweepArrow), not a regular file, over
+ * MAX_RESULTS_BYTES, or Parquet: the report is made from an apache-arrow Table, read here
+ * synchronously, and hyparquet reads Parquet only asynchronously.
+ */
 export function readResultsTable(path: string): SweepArrow {
-  return readSweepArrow(readInputBytes(path, 'results file', path, MAX_RESULTS_BYTES), path);
+  const bytes = readInputBytes(path, 'results file', path, MAX_RESULTS_BYTES);
+  if (bytes.subarray(0, 4).equals(PARQUET_MAGIC)) {
+    throw new ServesimError(
+      'SERVESIM_FILE_UNREADABLE',
+      `${path} is a Parquet file; servesim report reads the Arrow results only: write them with servesim sweep --out FILE.arrow (or .arrows)`,
+    );
+  }
+  return readSweepArrow(bytes, path);
 }
 
 /** A hint file: a few configurations, bounded as a problem file is. */
@@ -113,7 +126,7 @@ export function addReportCommand(program: Command, io: ReportIo, setExit: (code:
   program
     .command('report')
     .description('write a sweep\'s results as one self-contained HTML page of charts (no network needed to open it)')
-    .argument('<results>', 'Arrow file (IPC file or stream) written by servesim sweep --out')
+    .argument('<results>', 'Arrow file (IPC file or stream, not Parquet) written by servesim sweep --out')
     .option('-o, --out <file>', 'HTML file to write, "-" for stdout (default: the results file with .html)')
     .option('--hint <file>', 'a hint result (servesim hint --format json) to show with the charts')
     .addHelpText(

@@ -1,10 +1,10 @@
 /**
  * `servesim sweep FILE`: a problem over a grid of settings, one row per (grid point, case), as
- * a table, JSON, CSV or Arrow. Ctrl-C, SIGTERM, SIGHUP or a failure part way keeps every
- * finished point: they are written first (an Arrow file says which points it lacks), then the
- * points that did not finish are named on stderr. Output paths are checked before any work,
- * and written through a temporary file renamed into place, so a failed write leaves the
- * previous file whole and the results in a file it names.
+ * a table, JSON, CSV, Arrow or Parquet. Ctrl-C, SIGTERM, SIGHUP or a failure part way keeps
+ * every finished point: they are written first (an Arrow or Parquet file says which points it
+ * lacks), then the points that did not finish are named on stderr. Output paths are checked
+ * before any work, and written through a temporary file renamed into place, so a failed write
+ * leaves the previous file whole and the results in a file it names.
  */
 import { extname } from 'node:path';
 import cliProgress from 'cli-progress';
@@ -13,6 +13,7 @@ import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
 import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
+import { sweepToParquet } from '../sweep/parquet.js';
 import { runSweep, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
 import { DEFAULT_MAX_INSTANCES, loadSweep, type Sweep } from '../sweep/spec.js';
 import {
@@ -29,13 +30,14 @@ import { outputProblem, writeOutput } from './output-file.js';
 import { compact, duration, type ProgressStream } from './progress.js';
 import type { CliIo } from './run-command.js';
 
-export type SweepFormat = OutputFormat | 'arrow';
-export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow'];
+export type SweepFormat = OutputFormat | 'arrow' | 'parquet';
+export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow', 'parquet'];
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
   '.arrow': 'arrow',
   '.feather': 'arrow',
   '.arrows': 'arrow',
+  '.parquet': 'parquet',
   '.csv': 'csv',
   '.json': 'json',
   '.txt': 'table',
@@ -44,12 +46,14 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
 /** Unfinished points listed on stderr; the JSON output lists them all. */
 const LISTED_UNFINISHED = 20;
 
+const EXTENSIONS = Object.keys(FORMAT_OF_EXTENSION).join(', ');
+
 /** The sweep runner; tests wrap it to stop a sweep part way, the CLI uses the real one. */
 export interface SweepDeps {
   runSweep(sweep: Sweep, options?: SweepRunOptions): Promise<SweepOutcome>;
 }
 
-/** The commands' io, with a stdout that takes bytes (an Arrow stream) and says if it is a terminal. */
+/** The commands' io, with a stdout that takes bytes (Arrow, Parquet) and says if it is a terminal. */
 export interface SweepIo extends CliIo {
   readonly stdout: { write(data: string | Uint8Array): unknown; readonly isTTY?: boolean };
 }
@@ -83,9 +87,9 @@ export function addSweepCommand(
       'after',
       '\nResults go to stdout (or --out), progress and the engine used to stderr. Arrow goes to\n' +
         'a .arrow or .feather file as the Arrow IPC file format, to .arrows and stdout as the IPC\n' +
-        'stream. On Ctrl-C, SIGTERM, SIGHUP or a failure the finished grid points are still\n' +
-        'written (an Arrow table says it is partial and which points it lacks) and the others\n' +
-        'listed on stderr (exit status 130 when cancelled).\n\n' +
+        'stream; .parquet is Parquet. On Ctrl-C, SIGTERM, SIGHUP or a failure the finished grid\n' +
+        'points are still written (an Arrow or Parquet table says it is partial and which points\n' +
+        'it lacks) and the others listed on stderr (exit status 130 when cancelled).\n\n' +
         'Examples:\n' +
         '  servesim sweep sweeps/hot-prefix-slots.yaml\n' +
         '  servesim sweep sweeps/coding-agents-replicas.yaml --out replicas.arrow\n' +
@@ -98,7 +102,7 @@ export function addSweepCommand(
 
 function sweepOptions(): Option[] {
   return [
-    new Option('-o, --out <file>', 'write the results to this file; its extension (.arrow, .feather, .arrows, .csv, .json, .txt) picks the format'),
+    new Option('-o, --out <file>', `write the results to this file; its extension (${EXTENSIONS}) picks the format`),
     new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
       .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
     new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
@@ -120,10 +124,10 @@ export async function sweepCommand(
 ): Promise<number> {
   const format = opts.format ?? (opts.out === undefined ? 'table' : FORMAT_OF_EXTENSION[extname(opts.out).toLowerCase()]);
   if (format === undefined) {
-    return usage(io, `cannot tell the format of '${opts.out}' from its extension; add --format ${SWEEP_FORMATS.join('|')}`);
+    return usage(io, `--out ${opts.out}: cannot tell the format from its extension; name it ${EXTENSIONS}, or add --format ${SWEEP_FORMATS.join('|')}`);
   }
-  if (format === 'arrow' && opts.out === undefined && io.stdout.isTTY === true) {
-    return usage(io, 'an Arrow stream is binary: write it to a file with --out results.arrow, or pipe stdout to a program');
+  if ((format === 'arrow' || format === 'parquet') && opts.out === undefined && io.stdout.isTTY === true) {
+    return usage(io, `${format === 'arrow' ? 'an Arrow stream' : 'Parquet'} is binary: write it to a file with --out results.${format}, or pipe stdout to a program`);
   }
   // a sweep can take hours: find an unwritable destination before, not after
   for (const [flag, path] of [['--out', opts.out], ['--report', opts.report]] as const) {
@@ -175,20 +179,22 @@ function usage(io: SweepIo, message: string): number {
   return EXIT.usage;
 }
 
-/** Why the sweep stopped early, for the Arrow metadata; undefined when it did not. */
+/** Why the sweep stopped early, for the Arrow and Parquet metadata; undefined when it did not. */
 function stoppedBecause(outcome: SweepOutcome): string | undefined {
   if (outcome.cancelled) return 'cancelled';
   return outcome.error === null ? undefined : `stopped by an error: ${outcome.error.message}`;
 }
 
 function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: string | undefined): string | Uint8Array {
+  const stopped = stoppedBecause(outcome);
   switch (format) {
     case 'arrow': {
       // the stream format for pipes and `.arrows`; the file format (with its footer) for files
       const ipc = out === undefined || extname(out).toLowerCase() === '.arrows' ? 'stream' : 'file';
-      const stopped = stoppedBecause(outcome);
       return sweepToArrow(sweep, outcome.rows, outcome.meta, { format: ipc, ...(stopped === undefined ? {} : { stopped }) });
     }
+    case 'parquet':
+      return sweepToParquet(sweep, outcome.rows, outcome.meta, stopped);
     case 'json':
       return formatSweepJson(sweep, outcome);
     case 'csv':

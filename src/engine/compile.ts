@@ -27,10 +27,25 @@ export interface EngineConfig {
   readonly gpuReplicas: number;
   /** Servers (or GPU replicas) x measured window, for utilisation. */
   readonly capacityMicros: number;
+  /** Slots x measured window of the components a design has, for their utilisation. */
+  readonly slotMicros: SlotMicros;
+  /** Where each histogram starts in the result record; -1 where the design has none. */
+  readonly histograms: Readonly<Record<HistogramName, number>>;
   readonly measuredMicros: number;
   /** Arrivals end + deadline: when a run with a timeout has certainly resolved everything. */
   readonly horizonMicros: number;
   readonly scenario: string;
+}
+
+/** The histograms a result record may hold (model/histogram.ts buckets each). */
+export type HistogramName = 'latency' | 'wait' | 'ttft' | 'tpot' | 'toolWait';
+
+/** Slot-microseconds each slotted component offers in the measured window; 0 where absent. */
+export interface SlotMicros {
+  readonly app: number;
+  readonly orchestrator: number;
+  readonly router: number;
+  readonly tools: number;
 }
 
 const TWO_31 = 0x80000000;
@@ -87,6 +102,10 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
 
   const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
   p[P.TIMEOUT] = timeout;
+  // a goal not set is one no value misses
+  p[P.GOAL_LATENCY] = problem.goals.p99;
+  p[P.GOAL_TTFT] = problem.goals.ttftP99 ?? U32_LIMIT;
+  p[P.GOAL_TPOT] = problem.goals.tpotP99 ?? U32_LIMIT;
   let jobCap: number;
   let inflightMicros = timeout;
 
@@ -159,6 +178,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
       p[P.ORCH_SLOTS] = orchestrator.slots;
       p[P.ORCH_OVERHEAD] = orchestrator.overhead;
       p[P.STEPS] = orchestrator.steps;
+      p[P.TOOL_EVERY_STEP] = orchestrator.toolCalls === 'every-step' ? 1 : 0;
       p[P.TOOL_SLOTS] = tools.slots;
       p[P.T_TOOL] = table(tools.latency);
       jobCap = Math.min(jobCap, orchestrator.slots);
@@ -219,8 +239,22 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   offset += p[P.HEAP_CAP]! * HEAP_WORDS;
   p[P.OFF_RESULT] = offset;
   p[P.OFF_CALLS] = offset + RESULT_SCALARS;
-  p[P.OFF_HIST] = p[P.OFF_CALLS]! + gpuReplicas;
-  const stateWords = p[P.OFF_HIST]! + HISTOGRAM_BUCKETS;
+  // histograms follow, those of components and calls the design has
+  let end = p[P.OFF_CALLS]! + gpuReplicas;
+  const histogram = (param: number, present: boolean): number => {
+    if (!present) return -1;
+    p[param] = end;
+    end += HISTOGRAM_BUCKETS;
+    return p[param]! - offset;
+  };
+  const histograms: Record<HistogramName, number> = {
+    latency: histogram(P.OFF_HIST, true),
+    wait: histogram(P.OFF_HIST_WAIT, true),
+    ttft: histogram(P.OFF_HIST_TTFT, kind !== KIND.JOB),
+    tpot: histogram(P.OFF_HIST_TPOT, kind !== KIND.JOB),
+    toolWait: histogram(P.OFF_HIST_TOOL_WAIT, kind === KIND.TASK),
+  };
+  const stateWords = end;
   p[P.STATE_WORDS] = stateWords;
 
   const params = new Uint32Array(PARAM_SCALARS + extra.length);
@@ -237,6 +271,13 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     resultWords: stateWords - p[P.OFF_RESULT]!,
     gpuReplicas,
     capacityMicros: servers * traffic.duration,
+    slotMicros: {
+      app: app ? app.replicas * app.slots * traffic.duration : 0,
+      orchestrator: orchestrator ? orchestrator.slots * traffic.duration : 0,
+      router: router ? router.slots * traffic.duration : 0,
+      tools: kind === KIND.TASK && tools ? tools.slots * traffic.duration : 0,
+    },
+    histograms,
     measuredMicros: traffic.duration,
     horizonMicros: measureEnd + inflightMicros,
     scenario: scenario.name,

@@ -1,8 +1,8 @@
 /** Decodes an instance's result record (inside its state) into an InstanceResult. */
-import type { InstanceResult } from '../model/result.js';
+import type { ComponentLoad, ComponentName, InstanceResult, QueueCounts } from '../model/result.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
-import type { EngineConfig } from './compile.js';
-import { ERR, P, R, TARGET } from './layout.js';
+import type { EngineConfig, HistogramName } from './compile.js';
+import { ERR, KIND, P, QW, R, TARGET } from './layout.js';
 
 const TWO_32 = 2 ** 32;
 
@@ -36,32 +36,69 @@ export function extractResult(config: EngineConfig, state: Uint32Array, base: nu
   return state.slice(base + config.resultOffset, base + config.resultOffset + config.resultWords);
 }
 
+/** The components each workload kind has (KIND order). */
+const COMPONENTS_OF_KIND: Readonly<Record<number, readonly ComponentName[]>> = {
+  [KIND.REQUEST]: ['app', 'router', 'gpu'],
+  [KIND.TASK]: ['app', 'orchestrator', 'router', 'gpu', 'tools'],
+  [KIND.JOB]: ['server'],
+};
+
 /** Reads a result record (as extracted) into named fields. */
 export function decodeResult(config: EngineConfig, record: Uint32Array): InstanceResult {
   const wide = (f: number): number => record[f]! + record[f + 1]! * TWO_32;
+  const histogram = (name: HistogramName): Uint32Array => {
+    const at = config.histograms[name];
+    return at < 0 ? new Uint32Array(0) : record.slice(at, at + HISTOGRAM_BUCKETS);
+  };
+  const queue = (counters: number, waits: HistogramName): QueueCounts => ({
+    reached: record[counters + QW.QUEUED]!,
+    waited: record[counters + QW.WAITED]!,
+    waitSum: wide(counters + QW.WAIT_SUM),
+    waits: histogram(waits),
+  });
+  const busy = wide(R.BUSY);
+  const inSystemArea = wide(R.IN_SYSTEM_AREA);
+  const { slotMicros } = config;
+  const loads: Record<ComponentName, () => ComponentLoad> = {
+    app: () => ({ busyMicros: inSystemArea, capacityMicros: slotMicros.app, queue: null, rejected: record[R.REJECTED_AT_APP]!, timedOut: 0 }),
+    orchestrator: () => ({ busyMicros: inSystemArea, capacityMicros: slotMicros.orchestrator, queue: null, rejected: record[R.REJECTED_AT_ORCH]!, timedOut: 0 }),
+    router: () => ({ busyMicros: wide(R.ROUTER_AREA), capacityMicros: slotMicros.router, queue: null, rejected: record[R.REJECTED_AT_ROUTER]!, timedOut: record[R.TIMED_OUT_AT_ROUTER]! }),
+    gpu: () => ({ busyMicros: busy, capacityMicros: config.capacityMicros, queue: queue(R.QUEUED, 'wait'), rejected: record[R.REJECTED_AT_GPU]!, timedOut: record[R.TIMED_OUT_AT_GPU]! }),
+    tools: () => ({ busyMicros: wide(R.TOOL_AREA), capacityMicros: slotMicros.tools, queue: queue(R.TOOL_QUEUED, 'toolWait'), rejected: 0, timedOut: record[R.TIMED_OUT_AT_TOOLS]! }),
+    server: () => ({ busyMicros: busy, capacityMicros: config.capacityMicros, queue: queue(R.QUEUED, 'wait'), rejected: 0, timedOut: record[R.TIMED_OUT_AT_SERVER]! }),
+  };
+  const components: Partial<Record<ComponentName, ComponentLoad>> = {};
+  for (const c of COMPONENTS_OF_KIND[config.params[P.KIND]!]!) components[c] = loads[c]();
   const calls = R.COUNT;
   return {
     arrivals: record[R.ARRIVALS]!,
     successes: record[R.SUCCESSES]!,
-    rejected: record[R.REJECTED]!,
-    timedOut: record[R.TIMED_OUT]!,
+    rejected: record[R.REJECTED_AT_APP]! + record[R.REJECTED_AT_ORCH]! + record[R.REJECTED_AT_ROUTER]! + record[R.REJECTED_AT_GPU]!,
+    timedOut: record[R.TIMED_OUT_AT_ROUTER]! + record[R.TIMED_OUT_AT_GPU]! + record[R.TIMED_OUT_AT_TOOLS]! + record[R.TIMED_OUT_AT_SERVER]!,
     died: record[R.DIED]!,
     overloaded: record[R.OVERLOADED]!,
     overload: overloadReason(config, record),
-    latency: record.slice(calls + config.gpuReplicas, calls + config.gpuReplicas + HISTOGRAM_BUCKETS),
+    good: record[R.GOOD]!,
+    latency: histogram('latency'),
     latencySum: wide(R.LATENCY_SUM),
     sojournSum: wide(R.SOJOURN_SUM),
-    waited: record[R.WAITED]!,
-    queued: record[R.QUEUED]!,
-    waitSum: wide(R.WAIT_SUM),
+    callsDone: record[R.CALLS_DONE]!,
+    ttft: histogram('ttft'),
+    ttftSum: wide(R.TTFT_SUM),
+    tpotCalls: record[R.TPOT_CALLS]!,
+    tpot: histogram('tpot'),
+    tpotSum: wide(R.TPOT_SUM),
+    outputTokens: wide(R.OUTPUT_TOKENS),
     promptTokens: wide(R.PROMPT_TOKENS),
     cachedTokens: wide(R.CACHED_TOKENS),
-    busyMicros: wide(R.BUSY),
+    busyMicros: busy,
     batchArea: wide(R.BATCH_AREA),
     capacityMicros: config.capacityMicros,
-    inSystemArea: wide(R.IN_SYSTEM_AREA),
+    inSystemArea,
     measuredMicros: config.measuredMicros,
     longestQueue: record[R.LONGEST_QUEUE]!,
+    longestQueueAt: COMPONENT[record[R.LONGEST_QUEUE_AT]!] ?? '',
+    components,
     callsPerReplica: record.slice(calls, calls + config.gpuReplicas),
     events: wide(R.EVENTS),
   };

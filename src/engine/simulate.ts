@@ -12,8 +12,8 @@
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import {
   AP, APP_WORDS, E, ENTRY_WORDS, ERR, EV, FAILURE, FAILURE_WORDS, FAIL_MODE, G, HEAP_WORDS, J,
-  JOB_WORDS, KIND, MODE, P, PHASE, PICK, POLICY, PREFIX_WORDS, R, REPLICA_HEADER_WORDS, RING_WORDS, RP,
-  STAGE, STATUS, STREAM, TARGET,
+  JOB_WORDS, KIND, MODE, P, PHASE, PICK, POLICY, PREFIX_WORDS, QW, R, REPLICA_HEADER_WORDS, RING_WORDS,
+  RP, STAGE, STATUS, STREAM, TARGET,
 } from './layout.js';
 import { draw, instanceKey, sampleTable } from './rng.js';
 
@@ -44,6 +44,12 @@ function result(field: number): number {
 
 function count(field: number): void {
   st[result(field)] = st[result(field)]! + 1;
+}
+
+/** Counts a value in the histogram at params[offset] (a P.OFF_HIST_*). */
+function histCount(offset: number, v: number): void {
+  const h = sb + pr[offset]! + bucketOf(v);
+  st[h] = st[h]! + 1;
 }
 
 // ---- arithmetic -------------------------------------------------------------------------
@@ -236,8 +242,11 @@ function jobFree(j: number): void {
   st[sb + G.LIVE] = st[sb + G.LIVE]! - 1;
 }
 
-/** A FIFO is three words (head, tail, length) linking jobs through J.NEXT and J.PREV. */
-function queuePush(q: number, j: number): void {
+/**
+ * A FIFO is three words (head, tail, length) linking jobs through J.NEXT and J.PREV. `at`:
+ * the component it belongs to (a TARGET), for the longest queue.
+ */
+function queuePush(q: number, j: number, at: number): void {
   const jb = jobAt(j);
   st[jb + J.NEXT] = NONE;
   if (st[q + 2] === 0) {
@@ -249,7 +258,10 @@ function queuePush(q: number, j: number): void {
   }
   st[q + 1] = j;
   st[q + 2] = st[q + 2]! + 1;
-  if (st[q + 2]! > st[result(R.LONGEST_QUEUE)]!) st[result(R.LONGEST_QUEUE)] = st[q + 2]!;
+  if (st[q + 2]! > st[result(R.LONGEST_QUEUE)]!) {
+    st[result(R.LONGEST_QUEUE)] = st[q + 2]!;
+    st[result(R.LONGEST_QUEUE_AT)] = at;
+  }
 }
 
 function queueUnlink(q: number, j: number): void {
@@ -297,12 +309,14 @@ function noteBusy(from: number, to: number, batch: number): void {
   mulAdd64(R.BATCH_AREA, t, batch);
 }
 
-function noteWait(j: number): void {
+/** A job leaves a queue for service: its wait, in the queue's counters (R.QUEUED or R.TOOL_QUEUED on) and histogram. */
+function noteWait(j: number, counters: number, hist: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] === 0) return;
   const wait = st[sb + G.NOW]! - st[jb + J.ENQUEUED]!;
-  if (wait > 0) count(R.WAITED);
-  add64(R.WAIT_SUM, wait);
+  if (wait > 0) count(counters + QW.WAITED);
+  add64(counters + QW.WAIT_SUM, wait);
+  histCount(hist, wait);
 }
 
 // ---- job lifecycle ------------------------------------------------------------------------
@@ -335,8 +349,8 @@ function jobSucceed(j: number): void {
     count(R.SUCCESSES);
     add64(R.LATENCY_SUM, latency);
     add64(R.SOJOURN_SUM, latency);
-    const h = sb + pr[P.OFF_HIST]! + bucketOf(latency);
-    st[h] = st[h]! + 1;
+    histCount(P.OFF_HIST, latency);
+    if (latency <= pr[P.GOAL_LATENCY]! && st[jb + J.MISSED] === 0) count(R.GOOD);
   }
   jobRelease(j);
 }
@@ -486,6 +500,8 @@ function replicaUnload(r: number, j: number): void {
   st[rb + RP.LOAD] = st[rb + RP.LOAD]! - 1;
   st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! - (st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!);
   st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! - 1;
+  // the router holds the call from its replica's queue to its end
+  add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, st[sb + G.NOW]!));
 }
 
 function iterationTime(decoding: number, prefill: number): number {
@@ -506,6 +522,7 @@ function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.PHASE] = PHASE.DECODE;
   st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
+  st[jb + J.FIRST_AT] = st[sb + G.NOW]!;
   const key = prefixKey(j);
   if (key === 0) return;
   const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
@@ -518,6 +535,28 @@ function prefillDone(r: number, j: number): void {
   st[jb + J.ENTRY] = e;
 }
 
+/**
+ * A model call's time to first token (from when it set out) and time per output token after
+ * the first; a call that misses a goal marks its job.
+ */
+function callTimes(j: number): void {
+  const jb = jobAt(j);
+  if (st[jb + J.COUNTED] === 0) return;
+  const now = st[sb + G.NOW]!;
+  const ttft = st[jb + J.FIRST_AT]! - st[jb + J.CALL_AT]!;
+  count(R.CALLS_DONE);
+  add64(R.OUTPUT_TOKENS, st[jb + J.OUTPUT]!);
+  add64(R.TTFT_SUM, ttft);
+  histCount(P.OFF_HIST_TTFT, ttft);
+  if (ttft > pr[P.GOAL_TTFT]!) st[jb + J.MISSED] = 1;
+  if (st[jb + J.OUTPUT]! < 2) return;
+  const tpot = Math.floor((now - st[jb + J.FIRST_AT]!) / (st[jb + J.OUTPUT]! - 1));
+  count(R.TPOT_CALLS);
+  add64(R.TPOT_SUM, tpot);
+  histCount(P.OFF_HIST_TPOT, tpot);
+  if (tpot > pr[P.GOAL_TPOT]!) st[jb + J.MISSED] = 1;
+}
+
 /** A model call finished on replica r: free it there, then the job moves on. */
 function callDone(r: number, j: number): void {
   const jb = jobAt(j);
@@ -526,13 +565,14 @@ function callDone(r: number, j: number): void {
   st[jb + J.RESERVED] = 0;
   cacheUnpin(r, j);
   replicaUnload(r, j);
+  callTimes(j);
   if (pr[P.KIND] === KIND.REQUEST) {
     jobSucceed(j);
     return;
   }
   cacheStoreSession(r, j);
   st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
-  if (st[jb + J.STEP]! + 1 >= pr[P.STEPS]!) {
+  if (pr[P.TOOL_EVERY_STEP] === 0 && st[jb + J.STEP]! + 1 >= pr[P.STEPS]!) {
     jobSucceed(j);
     return;
   }
@@ -589,7 +629,7 @@ function replicaAdmit(r: number): void {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
-      jobFail(j, R.REJECTED);
+      jobFail(j, R.REJECTED_AT_GPU);
       continue;
     }
     const e = cacheBest(r, j);
@@ -601,7 +641,7 @@ function replicaAdmit(r: number): void {
       return;
     }
     queueUnlink(q, j);
-    noteWait(j);
+    noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
     st[jb + J.STAGE] = STAGE.GPU_RUNNING;
     st[jb + J.ENTRY] = e;
@@ -693,7 +733,7 @@ function replicaEnqueue(r: number, j: number): void {
     const calls = sb + pr[P.OFF_CALLS]! + r;
     st[calls] = st[calls]! + 1;
   }
-  queuePush(rb + RP.Q_HEAD, j);
+  queuePush(rb + RP.Q_HEAD, j, TARGET.GPU);
   if (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]!) replicaTouch(r);
 }
 
@@ -828,7 +868,7 @@ function routeCall(j: number): void {
     st[jb + J.OUTPUT] = Math.max(1, sample(P.T_OUTPUT, random(STREAM.STEP, st[jb + J.INDEX]!, step * 4 + 1)));
   }
   if (st[sb + G.ROUTER_BUSY]! >= pr[P.ROUTER_SLOTS]!) {
-    jobFail(j, R.REJECTED);
+    jobFail(j, R.REJECTED_AT_ROUTER);
     return;
   }
   for (;;) {
@@ -869,35 +909,52 @@ function callFailed(j: number): void {
 
 // ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
 
+/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
 function toolStart(j: number): void {
   const jb = jobAt(j);
+  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  if (st[jb + J.COUNTED] !== 0) count(R.TOOL_QUEUED);
   if (st[sb + G.TOOLS_BUSY]! < pr[P.TOOL_SLOTS]!) {
-    st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
-    st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
-    let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
-    if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
-    heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
+    toolRun(j);
     return;
   }
   st[jb + J.STAGE] = STAGE.TOOL_QUEUED;
-  queuePush(sb + G.TOOL_Q_HEAD, j);
+  queuePush(sb + G.TOOL_Q_HEAD, j, TARGET.TOOLS);
 }
 
-/** A tool slot came free: the next queued tool call takes it. */
-function toolFreed(): void {
+function toolRun(j: number): void {
+  const jb = jobAt(j);
+  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
+  noteWait(j, R.TOOL_QUEUED, P.OFF_HIST_TOOL_WAIT);
+  st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
+  st[jb + J.STARTED] = st[sb + G.NOW]!;
+  let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
+  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
+  heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
+}
+
+/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
+function toolFreed(j: number): void {
   st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! - 1;
+  add64(R.TOOL_AREA, measured(st[jobAt(j) + J.STARTED]!, st[sb + G.NOW]!));
   if (st[sb + G.TOOL_Q_LEN]! > 0) {
-    const j = st[sb + G.TOOL_Q_HEAD]!;
-    queueUnlink(sb + G.TOOL_Q_HEAD, j);
-    toolStart(j);
+    const next = st[sb + G.TOOL_Q_HEAD]!;
+    queueUnlink(sb + G.TOOL_Q_HEAD, next);
+    toolRun(next);
   }
 }
 
+/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
 function toolDone(j: number): void {
   const jb = jobAt(j);
-  toolFreed();
+  toolFreed(j);
   st[jb + J.STEP] = st[jb + J.STEP]! + 1;
+  if (st[jb + J.STEP]! >= pr[P.STEPS]!) {
+    jobSucceed(j);
+    return;
+  }
   st[jb + J.STAGE] = STAGE.AT_ROUTER;
+  st[jb + J.CALL_AT] = st[sb + G.NOW]!;
   heapPush(later(1, pr[P.ROUTER_OVERHEAD]!), EV.ROUTE, j, st[jb + J.GEN]!);
 }
 
@@ -914,7 +971,7 @@ function serviceStart(j: number, s: number): void {
   const jb = jobAt(j);
   const b = serverAt(s);
   st[b + AP.BUSY] = st[b + AP.BUSY]! + 1;
-  noteWait(j);
+  noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
   st[jb + J.STAGE] = STAGE.SERVER_RUNNING;
   st[jb + J.REPLICA] = s;
   st[jb + J.STARTED] = st[sb + G.NOW]!;
@@ -933,7 +990,7 @@ function serverArrive(j: number): void {
     return;
   }
   st[jb + J.STAGE] = STAGE.SERVER_QUEUED;
-  queuePush(sb + G.SERVER_Q_HEAD, j);
+  queuePush(sb + G.SERVER_Q_HEAD, j, TARGET.SERVER);
 }
 
 /** A server slot came free (or came back): start queued jobs while slots allow. */
@@ -987,9 +1044,12 @@ function arrival(): void {
       }
     }
     if (app !== NONE) st[sb + G.APP_RR] = app + 1;
-    const full = app === NONE || st[appAt(app) + AP.BUSY]! >= pr[P.APP_SLOTS]!;
-    if (full || (pr[P.KIND] === KIND.TASK && st[sb + G.ORCH_BUSY]! >= pr[P.ORCH_SLOTS]!)) {
-      if (counted !== 0) count(R.REJECTED);
+    if (app === NONE || st[appAt(app) + AP.BUSY]! >= pr[P.APP_SLOTS]!) {
+      if (counted !== 0) count(R.REJECTED_AT_APP);
+      return;
+    }
+    if (pr[P.KIND] === KIND.TASK && st[sb + G.ORCH_BUSY]! >= pr[P.ORCH_SLOTS]!) {
+      if (counted !== 0) count(R.REJECTED_AT_ORCH);
       return;
     }
   }
@@ -1003,6 +1063,8 @@ function arrival(): void {
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.AT_ROUTER;
   st[jb + J.ARRIVAL] = now;
+  st[jb + J.CALL_AT] = now;
+  st[jb + J.MISSED] = 0;
   st[jb + J.INDEX] = index;
   st[jb + J.COUNTED] = counted;
   st[jb + J.APP] = app;
@@ -1066,7 +1128,7 @@ function jobDetach(j: number): void {
   } else if (stage === STAGE.TOOL_QUEUED) {
     queueUnlink(sb + G.TOOL_Q_HEAD, j);
   } else if (stage === STAGE.TOOL_RUNNING) {
-    toolFreed();
+    toolFreed(j);
   } else if (stage === STAGE.SERVER_QUEUED) {
     queueUnlink(sb + G.SERVER_Q_HEAD, j);
   } else if (stage === STAGE.SERVER_RUNNING) {
@@ -1185,6 +1247,14 @@ function jobEventLive(): boolean {
   return st[jobAt(evId) + J.GEN] === evTag && st[jobAt(evId) + J.STAGE] !== STAGE.FREE;
 }
 
+/** Where a job was when its deadline passed: on its way to a GPU, at one, at the tools, at a server. */
+function timeoutCause(stage: number): number {
+  if (stage === STAGE.GPU_QUEUED || stage === STAGE.GPU_RUNNING) return R.TIMED_OUT_AT_GPU;
+  if (stage === STAGE.TOOL_QUEUED || stage === STAGE.TOOL_RUNNING) return R.TIMED_OUT_AT_TOOLS;
+  if (stage === STAGE.SERVER_QUEUED || stage === STAGE.SERVER_RUNNING) return R.TIMED_OUT_AT_SERVER;
+  return R.TIMED_OUT_AT_ROUTER;
+}
+
 function handleEvent(): void {
   switch (evKind) {
     case EV.ARRIVAL:
@@ -1192,8 +1262,9 @@ function handleEvent(): void {
       break;
     case EV.DEADLINE:
       if (jobEventLive()) {
+        const cause = timeoutCause(st[jobAt(evId) + J.STAGE]!);
         jobDetach(evId);
-        jobFail(evId, R.TIMED_OUT);
+        jobFail(evId, cause);
       }
       break;
     case EV.ROUTE:

@@ -4,6 +4,7 @@
  * share.
  */
 import { z } from 'zod';
+import type { GoalsInMilliseconds } from '../model/problem.js';
 import { gridSchema, MAX_SEEDS, MAX_SEEDS_MESSAGE } from '../sweep/spec.js';
 import { MAX_COST_LENGTH } from './cost.js';
 
@@ -15,8 +16,9 @@ export const hintRequestSchema = z
      * are searched assuming a larger value never hurts (checked around what is found); each
      * value of a string path (router.policy) is searched on its own. */
     vary: gridSchema.refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
-    /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths and
-     * numeric problem fields (times in microseconds); default `gpu.replicas * gpu.slots`. */
+    /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths,
+     * numeric problem fields (times in microseconds), `gpus` and `dollars_per_hour`; default
+     * `dollars_per_hour` when the problem's GPUs have a price, else `gpu.replicas * gpu.slots`. */
     cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
     seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(32),
@@ -63,7 +65,7 @@ export interface HintResult {
   readonly paths: readonly string[];
   /** The cost expression used. */
   readonly cost: string;
-  readonly goals: { readonly success: number; readonly p99_ms: number };
+  readonly goals: GoalsInMilliseconds;
   readonly confidence: number;
   readonly seeds: number;
   readonly cases: readonly string[];

@@ -1,13 +1,51 @@
 /**
  * The cost of a configuration: a small arithmetic expression over dotted problem paths
- * (`gpu.replicas * gpu.slots + 0.1 * app.replicas`), parsed by hand rather than evaluated as
- * JavaScript, since it may come from an HTTP request. Numbers, paths, + - * /, unary minus and
- * parentheses; * and / bind tighter than + and -, and both associate to the left.
+ * (`gpu.replicas * gpu.slots + 0.1 * app.replicas`) and the variables `gpus` and
+ * `dollars_per_hour`, parsed by hand rather than evaluated as JavaScript, since it may come
+ * from an HTTP request. Numbers, paths, + - * /, unary minus and parentheses; * and / bind
+ * tighter than + and -, and both associate to the left.
  */
 import { ServesimError } from '../errors.js';
+import type { Problem } from '../model/problem.js';
 import { formatPath, parsePath } from '../problem/schema-walk.js';
 
+/** The cost when the GPUs have no price: the batch slots the design pays for. */
 export const DEFAULT_COST = 'gpu.replicas * gpu.slots';
+/** The cost when they have one. */
+export const DOLLARS_COST = 'dollars_per_hour';
+
+/**
+ * Names a cost may use besides the problem's paths, worked out from the whole problem: `gpus`,
+ * gpu.replicas x the profile's tp (one where the profile does not say), and
+ * `dollars_per_hour`, gpus x gpu.pricePerHour.
+ */
+const COST_VARIABLES = ['gpus', DOLLARS_COST] as const;
+
+export type CostVariable = (typeof COST_VARIABLES)[number];
+
+export function isCostVariable(name: string): name is CostVariable {
+  return (COST_VARIABLES as readonly string[]).includes(name);
+}
+
+/** A cost variable's value for a problem, or an error naming the field it needs. */
+export function costVariable(problem: Problem, name: CostVariable): number {
+  const { gpu } = problem;
+  if (gpu === null) throw invalid(`${name} counts GPUs, and ${problem.id} has no gpu pool`);
+  const gpus = gpu.replicas * (gpu.profile.tp ?? 1);
+  if (name === 'gpus') return gpus;
+  if (gpu.pricePerHour === undefined) {
+    throw invalid(
+      `dollars_per_hour needs a price: gpu.profile ${gpu.profile.name} names no GPU type with a list price ` +
+        '(problems/profiles/prices.yaml); set gpu.pricePerHour',
+    );
+  }
+  return gpus * gpu.pricePerHour;
+}
+
+/** What a hint minimises when not told: dollars an hour where every problem's GPUs have a price, else slots. */
+export function defaultCost(problems: readonly Problem[]): string {
+  return problems.every((p) => p.gpu?.pricePerHour !== undefined) ? DOLLARS_COST : DEFAULT_COST;
+}
 
 /** Characters of a cost expression: a cost is a short formula; parsing and evaluating are linear in it. */
 export const MAX_COST_LENGTH = 1_000;

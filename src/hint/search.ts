@@ -5,6 +5,7 @@
  */
 import { invalidHintRequest, ServesimError } from '../errors.js';
 import type { CaseSummary } from '../model/summary.js';
+import { goalsInMilliseconds } from '../model/problem.js';
 import { protoGridKey, sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
 import { pointProblem, runSweep } from '../sweep/run.js';
 import {
@@ -14,7 +15,7 @@ import {
   type HintRequest,
   type HintResult,
 } from './api.js';
-import { DEFAULT_COST, numberAt, parseCost } from './cost.js';
+import { costVariable, defaultCost, isCostVariable, numberAt, parseCost } from './cost.js';
 import { caseMargins, describeValues } from './explain.js';
 import { searchCheapest, type Evaluation, type Violation } from './frontier.js';
 
@@ -51,7 +52,9 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     // grids it can search
     { ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }), maxInstances: Number.MAX_SAFE_INTEGER },
   );
-  const costText = req.cost ?? DEFAULT_COST;
+  // a grid over profiles or prices may price every point though the base problem has none
+  const pricing = sweep.axes.some((a) => a.path === 'gpu.pricePerHour' || a.path.startsWith('gpu.profile'));
+  const costText = req.cost ?? defaultCost(pricing ? sweep.points.map((point) => pointProblem(sweep, point)) : [sweep.problem]);
   const cost = costFunction(costText, sweep);
   const valuesOf = (index: number): Record<string, GridValue> =>
     Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
@@ -103,7 +106,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     title: sweep.problem.title,
     paths: sweep.axes.map((a) => a.path),
     cost: costText,
-    goals: { success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 },
+    goals: goalsInMilliseconds(sweep.problem.goals),
     confidence: sweep.confidence,
     seeds: sweep.seeds,
     cases: sweep.caseNames,
@@ -118,12 +121,14 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
 
 /**
  * The cost of each grid point: varied paths take the point's value, other paths the base
- * problem's. Every path is checked once, before any simulation.
+ * problem's, and the variables (gpus, dollars_per_hour) the point's whole problem. Every path
+ * is checked once, before any simulation.
  */
 function costFunction(text: string, sweep: Sweep): (index: number) => number {
   const expression = parseCost(text);
   const axisOf = new Map(sweep.axes.map((axis, a) => [axis.path, a]));
-  const unknown = expression.paths.filter((p) => !axisOf.has(p) && numberAt(sweep.problem, p) === undefined);
+  const usesVariables = expression.paths.some(isCostVariable);
+  const unknown = expression.paths.filter((p) => !isCostVariable(p) && !axisOf.has(p) && numberAt(sweep.problem, p) === undefined);
   if (unknown.length > 0) {
     throw new ServesimError(
       'SERVESIM_SWEEP_INVALID',
@@ -136,13 +141,23 @@ function costFunction(text: string, sweep: Sweep): (index: number) => number {
     throw new ServesimError('SERVESIM_SWEEP_INVALID', `${textual.join(', ')} in "${text}" varies over names, not numbers`, 'cost');
   }
   const costs = sweep.points.map((point) => {
-    const value = expression.evaluate((p) => {
-      const a = axisOf.get(p);
-      return a === undefined ? numberAt(sweep.problem, p)! : (point.values[a] as number);
-    });
+    const at = (): string => sweep.axes.map((axis, a) => `${axis.path}=${String(point.values[a])}`).join(', ');
+    // a varied profile or replica count changes them: worked out from each point's problem
+    const problem = usesVariables ? pointProblem(sweep, point) : sweep.problem;
+    let value: number;
+    try {
+      value = expression.evaluate((p) => {
+        if (isCostVariable(p)) return costVariable(problem, p);
+        const a = axisOf.get(p);
+        return a === undefined ? numberAt(sweep.problem, p)! : (point.values[a] as number);
+      });
+    } catch (err) {
+      if (!(err instanceof ServesimError) || err.path === undefined) throw err;
+      // the same field, and the grid point that lacks it
+      throw new ServesimError(err.code, `${err.message.slice(err.path.length + 2)} (at ${at()})`, err.path);
+    }
     if (!Number.isFinite(value)) {
-      const at = sweep.axes.map((axis, a) => `${axis.path}=${String(point.values[a])}`).join(', ');
-      throw new ServesimError('SERVESIM_SWEEP_INVALID', `"${text}" is not a finite number at ${at}`, 'cost');
+      throw new ServesimError('SERVESIM_SWEEP_INVALID', `"${text}" is not a finite number at ${at()}`, 'cost');
     }
     return value;
   });

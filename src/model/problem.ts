@@ -35,6 +35,27 @@ export interface Goals {
   readonly success: number;
   /** Maximum p99 end-to-end latency of successes, microseconds. */
   readonly p99: number;
+  /** Maximum p99 time to first token of model calls, microseconds; null: no such goal. */
+  readonly ttftP99: number | null;
+  /** Maximum p99 time per output token after the first, microseconds; null: no such goal. */
+  readonly tpotP99: number | null;
+}
+
+/** The goals as outputs carry them (JSON, Arrow metadata, the API): milliseconds, and only those set. */
+export interface GoalsInMilliseconds {
+  readonly success: number;
+  readonly p99_ms: number;
+  readonly ttft_p99_ms?: number;
+  readonly tpot_p99_ms?: number;
+}
+
+export function goalsInMilliseconds(goals: Goals): GoalsInMilliseconds {
+  return {
+    success: goals.success,
+    p99_ms: goals.p99 / 1000,
+    ...(goals.ttftP99 === null ? {} : { ttft_p99_ms: goals.ttftP99 / 1000 }),
+    ...(goals.tpotP99 === null ? {} : { tpot_p99_ms: goals.tpotP99 / 1000 }),
+  };
 }
 
 export interface Traffic {
@@ -66,7 +87,7 @@ export interface RequestWorkload {
   readonly output: Distribution;
 }
 
-/** Agent sessions: `steps` model calls, each but the last followed by a tool call. */
+/** Agent sessions: `steps` model calls and their tool calls (`orchestrator.toolCalls`). */
 export interface TaskWorkload {
   readonly kind: 'task';
   /** System prompt + tool schemas: the shared prefix of every step's prompt. */
@@ -96,10 +117,15 @@ export interface AppService {
   readonly overhead: number;
 }
 
+/** Where an agent task calls its tools: between consecutive model calls, or after each one. */
+export type ToolCalls = 'between-steps' | 'every-step';
+export const TOOL_CALLS: readonly ToolCalls[] = ['between-steps', 'every-step'];
+
 export interface Orchestrator {
   readonly slots: number;
   readonly steps: number;
   readonly overhead: number;
+  readonly toolCalls: ToolCalls;
 }
 
 export interface ToolServers {
@@ -132,6 +158,12 @@ export interface GpuProfile {
   readonly prefillRate: number;
   /** Most prompt tokens prefilled in one iteration (chunked prefill). */
   readonly chunk: number;
+  /** GPUs one replica uses (tensor parallelism); absent where the profile does not say: one. */
+  readonly tp?: number;
+  /** The GPU type, a key of problems/profiles/prices.yaml (`H100`); absent where the profile does not say. */
+  readonly gpuType?: string;
+  /** KV cache of one replica, tokens, as the profile's source gives it: gpu.kvTokens's default. */
+  readonly kvTokens?: number;
 }
 
 export interface GpuPool {
@@ -140,6 +172,8 @@ export interface GpuPool {
   readonly slots: number;
   readonly kvTokens: number;
   readonly profile: GpuProfile;
+  /** Dollars per GPU-hour: gpu.pricePerHour, else the list price of the profile's GPU type; absent when neither is known. */
+  readonly pricePerHour?: number;
 }
 
 /** A plain queueing component: `replicas x slots` servers, one FIFO queue, a service time. */
@@ -192,7 +226,7 @@ export interface Problem {
   readonly id: string;
   readonly title: string;
   readonly goals: Goals;
-  /** Share of seeds that must meet both goals for a case to pass. */
+  /** Share of seeds that must meet every goal for a case to pass. */
   readonly confidence: number;
   readonly seed: number;
   readonly traffic: Traffic;

@@ -3,13 +3,52 @@
  * u32 result record. Sums that can pass 2^32 are carried as two u32 words by the engines and
  * arrive here as plain numbers (exact below 2^53).
  */
+/**
+ * The components that hold slots or queues, in call order. The load balancer is not one: in
+ * the model it only adds its overhead.
+ */
+export const COMPONENT_NAMES = ['app', 'orchestrator', 'router', 'gpu', 'tools', 'server'] as const;
+export type ComponentName = (typeof COMPONENT_NAMES)[number];
+/** The components with a queue (the others reject when full). */
+export const QUEUED_COMPONENTS = ['gpu', 'tools', 'server'] as const satisfies readonly ComponentName[];
+
+/** Counted calls at a component's queue. */
+export interface QueueCounts {
+  /** Calls that reached the queue. */
+  readonly reached: number;
+  /** Those that waited before their service began. */
+  readonly waited: number;
+  /** Sum of their waits, microseconds. */
+  readonly waitSum: number;
+  /** Every reached call's wait (0 included), microseconds, bucketed as `model/histogram.ts`. */
+  readonly waits: Uint32Array;
+}
+
+/** One component's load in the measured window, and the failures counted there. */
+export interface ComponentLoad {
+  /**
+   * Busy slot-microseconds in the measured window: calls held (app, orchestrator: the whole
+   * arrival; router: a call from its replica's queue to its end; tools, server: in service);
+   * for the GPU, replica-microseconds spent iterating.
+   */
+  readonly busyMicros: number;
+  /** Slots (GPU: replicas) x measured window: busyMicros / capacityMicros is utilisation. */
+  readonly capacityMicros: number;
+  /** Its queue; null for components without one. */
+  readonly queue: QueueCounts | null;
+  /** Counted arrivals or calls it refused (full slots, or a call the KV cache can never hold). */
+  readonly rejected: number;
+  /** Counted arrivals whose deadline passed while they were here (router: on the way to a GPU). */
+  readonly timedOut: number;
+}
+
 export interface InstanceResult {
   /** Arrivals in the measured window (requests, tasks or jobs). */
   readonly arrivals: number;
   readonly successes: number;
-  /** No free slot at an app service or orchestrator: HTTP 503 at once. */
+  /** Refused at once, at any component (components[c].rejected says where). */
   readonly rejected: number;
-  /** Not done by arrival + timeout. */
+  /** Not done by arrival + timeout (components[c].timedOut says where they were). */
   readonly timedOut: number;
   /** Its replica died and no retry could finish it. */
   readonly died: number;
@@ -20,18 +59,28 @@ export interface InstanceResult {
   readonly overloaded: number;
   /** The capacity reached first and where ("queue at server passed its capacity (272 jobs)"); '' if none. */
   readonly overload: string;
+  /** Successes that met every goal set (end-to-end latency, and TTFT and TPOT of each call). */
+  readonly good: number;
   /** End-to-end latency of each success, microseconds, bucketed as `model/histogram.ts`. */
   readonly latency: Uint32Array;
+  /**
+   * Model calls of counted arrivals that finished (TTFT is counted for each), their time to
+   * first token (from when the call set out: the arrival, or its tool call's end), bucketed,
+   * and its sum, microseconds. Empty histograms for job workloads.
+   */
+  readonly callsDone: number;
+  readonly ttft: Uint32Array;
+  readonly ttftSum: number;
+  /** Of those, calls with more than one output token, and their time per output token after the first. */
+  readonly tpotCalls: number;
+  readonly tpot: Uint32Array;
+  readonly tpotSum: number;
+  /** Output tokens of those calls. */
+  readonly outputTokens: number;
   /** Sum of successes' latencies, microseconds. */
   readonly latencySum: number;
   /** Sum over counted arrivals of the time from arrival to resolution, microseconds. */
   readonly sojournSum: number;
-  /** Counted model calls (or jobs) that waited in a queue before their service began. */
-  readonly waited: number;
-  /** Counted model calls (or jobs) that reached a queue (the denominator of `waited`). */
-  readonly queued: number;
-  /** Sum of those waits, microseconds. */
-  readonly waitSum: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
   /** Busy time of the serving component (GPU replicas or servers) in the measured window. */
@@ -43,8 +92,11 @@ export interface InstanceResult {
   /** Integral over the measured window of the number of arrivals in the system. */
   readonly inSystemArea: number;
   readonly measuredMicros: number;
-  /** Longest queue seen at one replica or server queue. */
+  /** Longest queue seen at one replica or server queue, and its component ('' when none formed). */
   readonly longestQueue: number;
+  readonly longestQueueAt: string;
+  /** The components the design has, each with its load and failures. */
+  readonly components: Readonly<Partial<Record<ComponentName, ComponentLoad>>>;
   /** Counted model calls sent to each GPU replica (retries included). */
   readonly callsPerReplica: Uint32Array;
   /** Events the engine processed: work done, for benchmarks. */

@@ -1,60 +1,130 @@
 /**
  * One grid point x case, aggregated over seeds (docs/model.md section 6). The field names are the
- * output columns, the same in JSON, CSV and Arrow.
+ * output columns, the same in JSON, CSV, Arrow and Parquet; `COLUMNS` says what each means, and
+ * the OpenAPI document and the report read it from there. Durations are milliseconds (`_ms`),
+ * rates per second (`_per_s`). A value that does not exist (a quantile of nothing, a component
+ * the design lacks) is NaN here: null in JSON, Arrow and Parquet, empty in CSV.
  */
-export interface CaseSummary {
-  readonly case: string;
-  readonly seeds: number;
-  /** Counted arrivals over all seeds. */
-  readonly requests: number;
-  /** Pooled success rate and its 95% interval across seeds. */
-  readonly success: number;
-  readonly success_lo: number;
-  readonly success_hi: number;
-  /** Pooled quantiles of successes' latency, milliseconds. */
-  readonly p50_ms: number;
-  readonly p90_ms: number;
-  readonly p99_ms: number;
-  /** Spread (2.5% and 97.5% quantiles) of the per-seed p99. */
-  readonly p99_lo_ms: number;
-  readonly p99_hi_ms: number;
-  /** p99 where every failure counts as the timeout. */
-  readonly p99_all_ms: number;
-  /** Share of seeds meeting both goals. */
-  readonly pass_probability: number;
-  readonly passes: boolean;
-  readonly kv_hit_rate: number;
-  readonly gpu_utilization: number;
-  readonly mean_batch: number;
-  readonly rejected: number;
-  readonly timed_out: number;
-  readonly died: number;
-  /** Requests failed because an instance was overloaded (see `overload_reason`). */
-  readonly overloaded: number;
-  /** Share of model calls that went to each seed's most-loaded GPU replica (pooled over seeds). */
-  readonly top_replica_share: number;
-  readonly mean_wait_ms: number;
-  readonly wait_probability: number;
-  readonly longest_queue: number;
-  /** Seeds whose instance reached one of the engines' capacities: a design past saturation. */
-  readonly overloaded_seeds: number;
-  /**
-   * Why those seeds fail the case, '' when none did: "overloaded: queue at server passed its
-   * capacity (272 jobs) in 64 of 64 seeds".
-   */
-  readonly overload_reason: string;
+import { COMPONENT_NAMES, QUEUED_COMPONENTS, type ComponentName } from './result.js';
+
+type QueuedComponent = (typeof QUEUED_COMPONENTS)[number];
+
+/** What a column holds: a count (an integer), another number, text, or a boolean. */
+export type ColumnKind = 'count' | 'number' | 'text' | 'boolean';
+
+interface Column {
+  readonly kind: ColumnKind;
+  readonly meaning: string;
 }
 
-export const SUMMARY_COLUMNS: readonly (keyof CaseSummary)[] = [
-  'case', 'seeds', 'requests', 'success', 'success_lo', 'success_hi', 'p50_ms', 'p90_ms',
-  'p99_ms', 'p99_lo_ms', 'p99_hi_ms', 'p99_all_ms', 'pass_probability', 'passes',
-  'kv_hit_rate', 'gpu_utilization', 'mean_batch', 'rejected', 'timed_out', 'died', 'overloaded',
-  'top_replica_share', 'mean_wait_ms', 'wait_probability', 'longest_queue', 'overloaded_seeds',
-  'overload_reason',
-];
+const count = (meaning: string): Column => ({ kind: 'count', meaning });
+const number = (meaning: string): Column => ({ kind: 'number', meaning });
 
-/** Columns that count (seeds, requests, queue lengths): integers in Arrow and Parquet. */
-export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = new Set<keyof CaseSummary>([
-  'seeds', 'requests', 'rejected', 'timed_out', 'died', 'overloaded', 'longest_queue',
-  'overloaded_seeds',
+/** The columns before the per-component ones, in output order. */
+const HEAD = {
+  case: { kind: 'text', meaning: 'the case (as-given, peak-hour, ... or the problem\'s own)' },
+  seeds: count('instances simulated, each with its own seed'),
+  requests: count('counted arrivals (requests, tasks or jobs) over all seeds'),
+  success: number('pooled success rate: successes / arrivals'),
+  success_lo: number('95% interval of the success rate across seeds: low end'),
+  success_hi: number('95% interval of the success rate across seeds: high end'),
+  p50_ms: number('median end-to-end latency of successes (pooled histogram)'),
+  p90_ms: number('90th percentile end-to-end latency of successes'),
+  p99_ms: number('99th percentile end-to-end latency of successes'),
+  p99_lo_ms: number("2.5% quantile of the seeds' own p99"),
+  p99_hi_ms: number("97.5% quantile of the seeds' own p99"),
+  p99_all_ms: number('p99 where every failure counts as the timeout (infinite without one)'),
+  ttft_p50_ms: number('median time to first token of model calls: from the arrival (or the tool call\'s end, for a later agent step) to the end of the iteration that finished the prompt'),
+  ttft_p90_ms: number('90th percentile time to first token'),
+  ttft_p99_ms: number('99th percentile time to first token'),
+  ttft_p99_lo_ms: number("2.5% quantile of the seeds' own TTFT p99"),
+  ttft_p99_hi_ms: number("97.5% quantile of the seeds' own TTFT p99"),
+  tpot_p50_ms: number('median time per output token after the first, of calls with two or more'),
+  tpot_p90_ms: number('90th percentile time per output token'),
+  tpot_p99_ms: number('99th percentile time per output token'),
+  tpot_p99_lo_ms: number("2.5% quantile of the seeds' own TPOT p99"),
+  tpot_p99_hi_ms: number("97.5% quantile of the seeds' own TPOT p99"),
+  pass_probability: number('share of seeds that meet every goal on their own'),
+  passes: { kind: 'boolean', meaning: 'pooled values meet every goal, pass_probability reaches the confidence, and no seed was overloaded' },
+  output_tokens_per_s: number('output tokens of finished model calls per second of measured window'),
+  output_tokens_per_s_per_replica: number('output_tokens_per_s per GPU replica'),
+  goodput_per_s: number('arrivals per second of measured window that succeeded and met every goal on their own (latency, and TTFT and TPOT of each call)'),
+  kv_hit_rate: number('cached prompt tokens / prompt tokens of counted model calls'),
+  mean_batch: number('mean running sequences of a GPU replica while it iterates (the plain server: 1)'),
+  rejected: count('arrivals refused at once, at any component'),
+  timed_out: count('arrivals not done by their deadline'),
+  died: count('arrivals whose replica died under them with no retry left'),
+  overloaded: count("arrivals failed because an instance reached one of the engines' capacities (overload_reason)"),
+  top_replica_share: number("share of model calls that went to each seed's most-loaded GPU replica"),
+  longest_queue: count("longest queue seen: one GPU replica's, the tools', or the server's"),
+  longest_queue_at: { kind: 'text', meaning: "the component of longest_queue ('' when no queue formed)" },
+} as const satisfies Record<string, Column>;
+
+/** The per-component columns' meanings, by suffix; NaN where the design lacks the component. */
+const PER_COMPONENT = {
+  utilization: number("busy slot-time / (slots x measured window); the GPU's: the share of time its replicas iterate; app's and orchestrator's: slots held by arrivals in the system"),
+  rejected: count('arrivals or calls it refused at once (full slots; the GPU: a call its KV cache can never hold)'),
+  timed_out: count("arrivals whose deadline passed while they were there (the router's: on their way to a GPU)"),
+} as const;
+const PER_QUEUE = {
+  wait_mean_ms: number('mean wait in its queue of the calls that reached it'),
+  wait_p99_ms: number('99th percentile wait in its queue (0 for calls that did not wait)'),
+  wait_probability: number('share of the calls that reached its queue that waited'),
+} as const;
+
+const TAIL = {
+  overloaded_seeds: count("seeds whose instance reached one of the engines' capacities: a design past saturation"),
+  overload_reason: { kind: 'text', meaning: "why those seeds fail the case ('' when none did), e.g. 'overloaded: queue at server passed its capacity (272 jobs) in 64 of 64 seeds'" },
+} as const satisfies Record<string, Column>;
+
+/** `<component>_<suffix>` columns, component by component in call order. */
+export type ComponentColumn =
+  | `${ComponentName}_${keyof typeof PER_COMPONENT}`
+  | `${QueuedComponent}_${keyof typeof PER_QUEUE}`;
+
+type ValueOf<C extends Column> = C['kind'] extends 'text' ? string : C['kind'] extends 'boolean' ? boolean : number;
+
+/** One output row. */
+export type CaseSummary = { readonly [K in keyof typeof HEAD]: ValueOf<(typeof HEAD)[K]> } &
+  { readonly [K in keyof typeof TAIL]: ValueOf<(typeof TAIL)[K]> } &
+  Readonly<Record<ComponentColumn, number>>;
+
+function componentColumns(): [ComponentColumn, Column][] {
+  return COMPONENT_NAMES.flatMap((c) => {
+    const own = Object.entries(PER_COMPONENT).map(([suffix, col]) => [`${c}_${suffix}`, { ...col, meaning: `${c}: ${col.meaning}` }] as [ComponentColumn, Column]);
+    if (!(QUEUED_COMPONENTS as readonly string[]).includes(c)) return own;
+    const queue = Object.entries(PER_QUEUE).map(([suffix, col]) => [`${c}_${suffix}`, { ...col, meaning: `${c}: ${col.meaning}` }] as [ComponentColumn, Column]);
+    return [...own, ...queue];
+  });
+}
+
+/** Every column, in output order, with its kind and meaning. */
+export const COLUMNS: ReadonlyMap<keyof CaseSummary, Column> = new Map<keyof CaseSummary, Column>([
+  ...(Object.entries(HEAD) as [keyof CaseSummary, Column][]),
+  ...componentColumns(),
+  ...(Object.entries(TAIL) as [keyof CaseSummary, Column][]),
 ]);
+
+/** The per-component columns, component by component in call order. */
+export const COMPONENT_COLUMNS: readonly ComponentColumn[] = componentColumns().map(([name]) => name);
+
+export const SUMMARY_COLUMNS: readonly (keyof CaseSummary)[] = [...COLUMNS.keys()];
+
+const ofKind = (kind: ColumnKind): ReadonlySet<keyof CaseSummary> =>
+  new Set([...COLUMNS].filter(([, c]) => c.kind === kind).map(([name]) => name));
+
+/** Columns that count (seeds, requests, failures, queue lengths): integers in Arrow and Parquet. */
+export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('count');
+
+/** Text columns: `case` (a dictionary in Arrow), `longest_queue_at`, `overload_reason`. */
+export const TEXT_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('text');
+
+/** The component with the highest utilisation in a row, and that utilisation; null if none has one. */
+export function busiestComponent(row: CaseSummary): { readonly component: ComponentName; readonly utilization: number } | null {
+  let best: { component: ComponentName; utilization: number } | null = null;
+  for (const c of COMPONENT_NAMES) {
+    const u = row[`${c}_utilization`];
+    if (Number.isFinite(u) && (best === null || u > best.utilization)) best = { component: c, utilization: u };
+  }
+  return best;
+}

@@ -5,8 +5,9 @@
  */
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
-import type { Distribution, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
+import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
+import { DEFAULT_KV_TOKENS, listPrice } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
 import { isPlainObject } from './schema-walk.js';
 import { COMPONENTS, WORKLOAD_KINDS, type ComponentName, type ProblemFile } from './schema.js';
@@ -87,6 +88,33 @@ function workloadOf(file: ProblemFile): Workload {
   }
 }
 
+type FileGpu = NonNullable<ProblemFile['gpu']>;
+
+/** KV tokens a replica holds: the problem's, else its catalogue profile's, else the default. */
+function kvTokensOf(gpu: FileGpu): number {
+  return gpu.kvTokens ?? gpu.profile.kvTokens ?? DEFAULT_KV_TOKENS;
+}
+
+/** "400000 tokens", saying where a number the problem did not give comes from. */
+function kvText(gpu: FileGpu): string {
+  const kv = kvTokensOf(gpu);
+  return gpu.kvTokens === undefined && gpu.profile.kvTokens !== undefined
+    ? `${kv} tokens (gpu.profile ${gpu.profile.name}'s KV capacity; set gpu.kvTokens to change it)`
+    : `${kv} tokens`;
+}
+
+/** The typed pool: KV tokens and the price per GPU-hour filled in from the profile where not given. */
+function gpuPool(gpu: FileGpu): GpuPool {
+  const price = gpu.pricePerHour ?? listPrice(gpu.profile.gpuType);
+  return {
+    replicas: gpu.replicas,
+    slots: gpu.slots,
+    kvTokens: kvTokensOf(gpu),
+    profile: gpu.profile,
+    ...(price === undefined ? {} : { pricePerHour: price }),
+  };
+}
+
 /** The longest batch iteration a profile takes: every slot decoding, and a full chunk of prefill. */
 function longestIteration(profile: GpuProfile, slots: number): number {
   const prefillNs = Math.round(1e6 / profile.prefillRate) * profile.chunk;
@@ -109,8 +137,15 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
   if (w.kind === 'request' && w.share > 0 && w.prefixes.length === 0) {
     out.push({ path: 'workload.prefixes', message: `needs 1 to ${LIMITS.prefixes} prefixes when share is above 0` });
   }
+  // tokens come from model calls: a plain queueing server has none
+  for (const goal of ['ttft_p99', 'tpot_p99'] as const) {
+    if (w.kind === 'job' && file.goals[goal] !== undefined) {
+      out.push({ path: `goals.${goal}`, message: 'job workloads make no model calls, so they have no tokens to time: set it on a request or task workload' });
+    }
+  }
   if (file.gpu === undefined) return out;
-  const { kvTokens: kv, slots } = file.gpu;
+  const kv = kvTokensOf(file.gpu);
+  const { slots } = file.gpu;
   // a call whose smallest possible context exceeds the cache could never be admitted
   type Part = readonly [field: string, tokens: number];
   const sum = (parts: readonly Part[]): number => parts.reduce((s, [, n]) => s + n, 0);
@@ -132,7 +167,7 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
   const least = sum(parts);
   if (least > kv) {
     const terms = parts.map(([field, n]) => `${field} ${n}`).join(' + ');
-    out.push({ path: 'gpu.kvTokens', message: `${kv} tokens cannot hold ${what}, ${least} tokens (${terms})` });
+    out.push({ path: 'gpu.kvTokens', message: `${kvText(file.gpu)} cannot hold ${what}, ${least} tokens (${terms})` });
   }
   // each replica indexes its cached contexts; the smallest one decides how many fit
   const smallest = w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
@@ -140,7 +175,7 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
   if (smallest !== undefined && entries > LIMITS.cacheEntries) {
     out.push({
       path: 'gpu.kvTokens',
-      message: `${kv} tokens hold ${entries} cache entries of ${smallest[0]} (${smallest[1]} tokens) ` +
+      message: `${kvText(file.gpu)} hold ${entries} cache entries of ${smallest[0]} (${smallest[1]} tokens) ` +
         `with gpu.slots; the engines index at most ${LIMITS.cacheEntries} a replica`,
     });
   }
@@ -192,7 +227,12 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
   const problem: Problem = {
     id: file.id,
     title: file.title ?? file.id,
-    goals: { success: file.goals.success, p99: file.goals.p99 },
+    goals: {
+      success: file.goals.success,
+      p99: file.goals.p99,
+      ttftP99: file.goals.ttft_p99 ?? null,
+      tpotP99: file.goals.tpot_p99 ?? null,
+    },
     confidence: file.confidence,
     seed: file.seed,
     traffic: { rate: file.traffic.rate, duration, warmup },
@@ -201,7 +241,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
     app: file.app ?? null,
     orchestrator: file.orchestrator ?? null,
     router: file.router ?? null,
-    gpu: file.gpu ?? null,
+    gpu: file.gpu === undefined ? null : gpuPool(file.gpu),
     tools: file.tools ?? null,
     server: file.server ?? null,
     cases: built.cases,

@@ -6,11 +6,11 @@
  * into the typed Problem.
  */
 import { z } from 'zod';
-import type { Distribution, GpuProfile, RouterPolicy } from '../model/problem.js';
-import { ROUTER_POLICIES } from '../model/problem.js';
+import type { Distribution, GpuProfile, RouterPolicy, ToolCalls } from '../model/problem.js';
+import { ROUTER_POLICIES, TOOL_CALLS } from '../model/problem.js';
 import { TABLE_MAX, tableTop } from '../model/distribution.js';
 import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS, RESERVED_NAMES } from './limits.js';
-import { BUILTIN_PROFILES, DEFAULT_PROFILE, builtinProfile } from './profiles.js';
+import { BUILTIN_PROFILES, DEFAULT_KV_TOKENS, DEFAULT_PROFILE, builtinProfile, catalogueProfile, closeProfiles } from './profiles.js';
 import { DURATION_PATTERN, formatDuration, parseDuration, parseFraction } from './units.js';
 
 /**
@@ -82,6 +82,10 @@ const HORIZON_MAX = { micros: LIMITS.horizonMicros, why: 'engines keep time in u
 const U32_MAX = 0xffff_ffff;
 /** An overhead or an iteration's time. */
 const STEP_MAX = { micros: LIMITS.stepMicros, why: 'milliseconds in practice' };
+/** GPUs one replica uses: tensor parallelism past a few nodes' worth is a typo. */
+const MAX_TP = 64;
+/** Dollars per GPU-hour: list prices are a few dollars, so a thousand is a typo (cents, or a node's price). */
+const MAX_PRICE_PER_HOUR = 1000;
 
 /** A duration with a unit ('250ms', '30s') as integer microseconds. */
 export function duration(rule: DurationRule = {}) {
@@ -253,6 +257,8 @@ const goals = z.strictObject({
   // a goal of 0 asks nothing: every design would pass
   success: fraction({ positive: true, description: 'Minimum success rate: 0.99 or "99%".' }),
   p99: duration({ positive: true, description: 'Maximum p99 latency of successes, e.g. 3s.' }),
+  ttft_p99: duration({ positive: true, description: 'Maximum p99 time to first token of model calls, e.g. 500ms. Not set: no goal.' }).optional(),
+  tpot_p99: duration({ positive: true, description: 'Maximum p99 time per output token after the first, e.g. 50ms. Not set: no goal.' }).optional(),
 });
 
 const traffic = z.strictObject({
@@ -316,6 +322,9 @@ const orchestrator = z.strictObject({
   slots: int(1, LIMITS.slots),
   steps: int(1, LIMITS.steps, 'model calls per task'),
   overhead: duration({ max: STEP_MAX, description: 'Per-step overhead. Default 0ms.' }).prefault('0ms'),
+  toolCalls: oneOf(TOOL_CALLS as unknown as readonly [ToolCalls, ...ToolCalls[]]).default('between-steps').meta({
+    description: 'between-steps: a tool call between consecutive model calls (steps - 1 of them); every-step: one after each model call. Default between-steps.',
+  }),
 });
 
 const router = z.strictObject({
@@ -336,6 +345,9 @@ const inlineProfile = z.strictObject({
     description: 'Prompt tokens prefilled per millisecond.',
   }),
   chunk: int(1, LIMITS.tokens, 'token counts').meta({ description: 'Most prompt tokens per iteration.' }),
+  tp: int(1, MAX_TP, 'GPUs a replica uses').optional().meta({
+    description: 'GPUs one replica uses (tensor parallelism), for the gpus and dollars_per_hour of a hint cost. Not set: one.',
+  }),
 }).superRefine((p, ctx) => {
   // compile.ts holds prefill as whole ns per token, and one chunk's prefill in a u32 of ns
   const chunkNs = Math.round(1e6 / p.prefillRate) * p.chunk;
@@ -350,31 +362,41 @@ const inlineProfile = z.strictObject({
 });
 
 const profileNames = Object.keys(BUILTIN_PROFILES);
+const CATALOGUE_IDS = 'a catalogue id (model/gpu/tpN, e.g. llama-3.1-8b-instruct/h100/tp2; `servesim profiles` lists them)';
+
+/** A built-in profile, else a catalogue one, else an issue naming the ids closest to it. */
+function namedProfile(input: string, ctx: z.core.$RefinementCtx<unknown>): GpuProfile {
+  const found = builtinProfile(input) ?? catalogueProfile(input)?.profile;
+  if (found !== undefined) return found;
+  const near = closeProfiles(input);
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      `unknown profile; built-in profiles are ${profileNames.join(', ')}, or give ${CATALOGUE_IDS} or {name, base, perSeq, prefillRate, chunk}` +
+      (near.length === 0 ? '' : `; close: ${near.join(', ')}`),
+    input,
+  });
+  return z.NEVER;
+}
 
 const profile = z
-  .union([z.string(), inlineProfile], { error: `must be a profile name (${profileNames.join(', ')}) or {name, base, perSeq, prefillRate, chunk}` })
-  .transform((input, ctx): GpuProfile => {
-    if (typeof input !== 'string') return input;
-    const found = builtinProfile(input);
-    if (found === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `unknown profile; built-in profiles are ${profileNames.join(', ')}, or give {name, base, perSeq, prefillRate, chunk}`,
-        input,
-      });
-      return z.NEVER;
-    }
-    return found;
+  .union([z.string(), inlineProfile], {
+    error: `must be a profile name (${profileNames.join(', ')}), ${CATALOGUE_IDS} or {name, base, perSeq, prefillRate, chunk}`,
   })
-  .meta({ description: `A built-in profile (${profileNames.join(', ')}) or an inline one. Default ${DEFAULT_PROFILE}.` });
+  .transform((input, ctx): GpuProfile => (typeof input === 'string' ? namedProfile(input, ctx) : input))
+  .meta({ description: `A built-in profile (${profileNames.join(', ')}), ${CATALOGUE_IDS}, or an inline one. Default ${DEFAULT_PROFILE}.` });
 
 const gpu = z.strictObject({
   replicas: int(1, LIMITS.gpuReplicas, 'GPU replicas'),
   slots: int(1, LIMITS.gpuSlots, 'sequences in one batch'),
-  kvTokens: int(1, LIMITS.tokens * 100, 'token counts').default(400_000).meta({
-    description: 'KV cache per replica, tokens. Default 400000.',
+  // no default here: a catalogue profile brings its own (src/problem/build.ts)
+  kvTokens: int(1, LIMITS.tokens * 100, 'token counts').optional().meta({
+    description: `KV cache per replica, tokens. Default: the catalogue profile's KV capacity, else ${DEFAULT_KV_TOKENS}.`,
   }),
   profile: profile.prefault(DEFAULT_PROFILE),
+  pricePerHour: real({ gt: 0, lte: MAX_PRICE_PER_HOUR, limit: 'dollars per GPU-hour' }).optional().meta({
+    description: "Dollars per GPU-hour. Default: the on-demand list price of the catalogue profile's GPU type (problems/profiles/prices.yaml); none for the built-in and inline profiles.",
+  }),
 });
 
 const tools = z.strictObject({
@@ -447,7 +469,7 @@ export const problemFileSchema = z
     goals,
     confidence: fraction({
       positive: true,
-      description: 'Share of seeds that must meet both goals. Default 0.9.',
+      description: 'Share of seeds that must meet every goal. Default 0.9.',
     }).prefault(0.9),
     seed: int(0, LIMITS.seed, 'u32 seeds').default(1),
     traffic,

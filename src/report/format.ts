@@ -3,8 +3,8 @@
  * Every format ends with a newline; NaN (a quantile without successes) is "–" in the table,
  * null in JSON and an empty field in CSV.
  */
-import type { Goals } from '../model/problem.js';
-import { SUMMARY_COLUMNS, type CaseSummary } from '../model/summary.js';
+import { goalsInMilliseconds, type Goals } from '../model/problem.js';
+import { SUMMARY_COLUMNS, busiestComponent, type CaseSummary } from '../model/summary.js';
 import type { RunResult } from '../run/types.js';
 
 /** What the table's header lines say about the run; `RunMeta` fits, plus the title. */
@@ -16,7 +16,7 @@ export interface TableMeta {
   readonly adapter?: string | null;
   readonly seeds?: number;
   readonly baseSeed?: number;
-  /** Share of seeds that must meet both goals. */
+  /** Share of seeds that must meet every goal. */
   readonly confidence?: number;
 }
 
@@ -39,12 +39,24 @@ const TABLE_COLUMNS: readonly TableColumn[] = [
   { title: 'p99_all s', align: 'right', cell: (r) => seconds(r.p99_all_ms) },
   { title: 'pass prob', align: 'right', cell: (r) => fixed(r.pass_probability, 2) },
   { title: 'kv hit %', align: 'right', cell: (r) => fixed(r.kv_hit_rate * 100, 1) },
-  { title: 'util %', align: 'right', cell: (r) => fixed(r.gpu_utilization * 100, 1) },
+  { title: 'busiest', align: 'left', cell: busiest },
   { title: 'mean batch', align: 'right', cell: (r) => fixed(r.mean_batch, 1) },
   { title: 'rejected', align: 'right', cell: (r) => count(r.rejected) },
   { title: 'timed out', align: 'right', cell: (r) => count(r.timed_out) },
   { title: 'died', align: 'right', cell: (r) => count(r.died) },
 ];
+
+/** Only in tables of model calls (not of a plain queueing server). */
+const TOKEN_COLUMNS: readonly TableColumn[] = [
+  { title: 'ttft p99 ms', align: 'right', cell: (r) => fixed(r.ttft_p99_ms, 1) },
+  { title: 'tpot p99 ms', align: 'right', cell: (r) => fixed(r.tpot_p99_ms, 1) },
+];
+
+/** "gpu 97.9%": the most utilised component, where saturation shows first. */
+function busiest(row: CaseSummary): string {
+  const b = busiestComponent(row);
+  return b === null ? DASH : `${b.component} ${fixed(b.utilization * 100, 1)}%`;
+}
 
 /** Only in tables with an overloaded row: its unserved requests, and the reason it fails. */
 const OVERLOAD_COLUMNS: readonly TableColumn[] = [
@@ -74,12 +86,17 @@ export function formatTable(
     about.push(`${meta.seeds} seed${meta.seeds === 1 ? '' : 's'}${from}`);
   }
   let goalText = `goals: success ≥ ${trimNumber(goals.success * 100)}%, p99 ≤ ${trimNumber(goals.p99 / 1e6)} s`;
+  if (goals.ttftP99 !== null) goalText += `, ttft p99 ≤ ${trimNumber(goals.ttftP99 / 1000)} ms`;
+  if (goals.tpotP99 !== null) goalText += `, tpot p99 ≤ ${trimNumber(goals.tpotP99 / 1000)} ms`;
   if (meta.confidence !== undefined) goalText += `, pass prob ≥ ${trimNumber(meta.confidence)}`;
   about.push(goalText);
   lines.push(about.join(' · '));
   lines.push('');
 
-  const columns = rows.some((r) => r.overloaded_seeds > 0) ? [...TABLE_COLUMNS, ...OVERLOAD_COLUMNS] : TABLE_COLUMNS;
+  const tokens = rows.some((r) => Number.isFinite(r.ttft_p99_ms)) ? TOKEN_COLUMNS : [];
+  const overloads = rows.some((r) => r.overloaded_seeds > 0) ? OVERLOAD_COLUMNS : [];
+  // the token columns go after p99_all
+  const columns = [...TABLE_COLUMNS.slice(0, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...overloads];
   const cells = rows.map((row) => columns.map((c) => c.cell(row)));
   const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),
@@ -113,7 +130,7 @@ export function runToJson(result: RunResult): Record<string, unknown> {
     problem: {
       id: problem.id,
       title: problem.title,
-      goals: { success: problem.goals.success, p99_ms: problem.goals.p99 / 1000 },
+      goals: goalsInMilliseconds(problem.goals),
       confidence: problem.confidence,
     },
     meta: result.meta,

@@ -28,6 +28,7 @@ table.hint th, table.hint td { text-align: left; padding: 4px 14px 4px 0; border
 table.hint th { color: var(--muted); font-weight: 600; font-size: 12px; }
 table.hint td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.hint ul { margin: 0; padding-left: 16px; }
+table.hint button { font: inherit; font-size: 12px; padding: 1px 10px; cursor: pointer; }
 nav#controls { position: sticky; top: 0; z-index: 2; background: var(--page); padding-top: 10px; padding-bottom: 10px; display: flex; flex-wrap: wrap; gap: 10px 22px; align-items: center; border-bottom: 1px solid var(--line); margin-bottom: 16px; }
 nav#controls:empty { display: none; }
 nav#controls label { display: flex; gap: 6px; align-items: center; color: var(--muted); }
@@ -50,16 +51,22 @@ export const REPORT_SCRIPT = `
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('servesim-data').textContent);
-  var axes = data.axes, cases = data.cases, meta = data.meta, goals = meta.goals;
+  var axes = data.axes, cases = data.cases, meta = data.meta, goals = meta.goals, metrics = data.metrics;
   var root = document.getElementById('cases');
   var controls = document.getElementById('controls');
   var varying = axes.map(function (_, i) { return i; }).filter(function (i) { return axes[i].values.length > 1; });
-  var state = { x: data.layout.x, y: data.layout.y, fixed: axes.map(function () { return 0; }) };
+  var state = { x: data.layout.x, y: data.layout.y, fixed: data.layout.fixed.slice(), metric: 0 };
   var byCase = cases.map(function () { return []; });
   data.rows.forEach(function (r) { byCase[r.case].push(r); });
-  // Pass probability is coloured around the confidence the problem asks for: red below, green above.
-  var pivot = Math.min(0.99, Math.max(0.01, meta.confidence == null ? 0.5 : meta.confidence));
+  var passMetric = metrics.filter(function (m) { return m.name === 'pass_probability'; })[0];
   var FAIL = '#d62728';
+  var FONT = '11px system-ui, sans-serif', BOLD = '600 ' + FONT;
+  // Labels are placed before Plot draws them, from their widths in the font it draws them in.
+  var measure = document.createElement('canvas').getContext('2d');
+  var LINE = 14, TURN = 40 * Math.PI / 180;
+  // the line charts' plotting area: with the usual margins a chart is about 400 px wide, so that
+  // three charts share a row; the margins grow to hold long labels
+  var FRAME = 300;
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -72,8 +79,17 @@ export const REPORT_SCRIPT = `
   function seconds(v) { return num(v, 3) + ' s'; }
   function label(i, k) { return String(axes[i].values[k]); }
   function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }
-  function textWidth(values) {
-    return 7 * values.reduce(function (m, v) { return Math.max(m, String(v).length); }, 1);
+  function widths(texts, font) {
+    measure.font = font || FONT;
+    return texts.map(function (t) { return measure.measureText(t).width; });
+  }
+  function widest(texts, font) { return widths(texts, font).reduce(function (m, w) { return Math.max(m, w); }, 0); }
+  function column(name) {
+    var j = data.columns.indexOf(name);
+    return function (r) { return j < 0 ? null : r.values[j]; };
+  }
+  function isHint(point) {
+    return data.hintPoints.some(function (hp) { return hp && hp.every(function (k, i) { return k === point[i]; }); });
   }
 
   function select(text, options, value, onChange) {
@@ -92,8 +108,20 @@ export const REPORT_SCRIPT = `
     return wrap;
   }
 
+  // "4 of 6 pass": how many shown points pass every case where path i takes its k-th value.
+  function passCount(i, k) {
+    var shown = data.points.filter(function (p) { return p.point[i] === k && inSlice(p, i); });
+    return shown.filter(function (p) { return p.passes; }).length + ' of ' + shown.length + ' pass';
+  }
+
   function buildControls() {
     controls.replaceChildren();
+    if (metrics.length > 1) {
+      controls.append(select('metric', metrics.map(function (m, k) { return [k, m.label]; }), state.metric, function (v) {
+        state.metric = v;
+        update();
+      }));
+    }
     if (varying.length < 2) return;
     controls.append(select('x axis', varying.map(function (i) { return [i, axes[i].path]; }), state.x, function (v) {
       if (v === state.y) state.y = state.x;
@@ -105,16 +133,17 @@ export const REPORT_SCRIPT = `
       update();
     }));
     varying.filter(function (i) { return i !== state.x && i !== state.y; }).forEach(function (i) {
-      controls.append(select(axes[i].path, axes[i].values.map(function (v, k) { return [k, String(v)]; }), state.fixed[i], function (v) {
+      controls.append(select(axes[i].path, axes[i].values.map(function (v, k) { return [k, String(v) + ' (' + passCount(i, k) + ')']; }), state.fixed[i], function (v) {
         state.fixed[i] = v;
         update();
       }));
     });
   }
 
-  function inSlice(r) {
+  // On the chosen slice: every path but x, y (and the one a selector option asks about) at its selector's value.
+  function inSlice(r, except) {
     for (var i = 0; i < axes.length; i++) {
-      if (i !== state.x && i !== state.y && r.point[i] !== state.fixed[i]) return false;
+      if (i !== state.x && i !== state.y && i !== except && r.point[i] !== state.fixed[i]) return false;
     }
     return true;
   }
@@ -124,9 +153,9 @@ export const REPORT_SCRIPT = `
     return r.overloaded ? where + '\\n' + r.overloaded : where;
   }
 
-  // The points of one case (or the worst case over all of them) in the current slice.
+  // The points of one case (or of all of them, data.points) in the current slice.
   function slicePoints(rows) {
-    return rows.filter(inSlice).map(function (r) {
+    return rows.filter(function (r) { return inSlice(r); }).map(function (r) {
       return {
         x: axes[state.x].values[r.point[state.x]],
         xi: r.point[state.x],
@@ -138,114 +167,176 @@ export const REPORT_SCRIPT = `
     }).sort(function (a, b) { return a.si - b.si || a.xi - b.xi; });
   }
 
-  function worstRows() {
-    var byPoint = new Map();
+  // How metric m is drawn: its value (value(r), or the row's column), colours and formats. With a
+  // goal it is coloured around the goal (red short of it, green past it), otherwise as a ramp.
+  function metricView(m, value) {
+    var unit = m.seconds ? 1000 : 1;
+    var get = function (r) { return r.values[m.column]; };
+    var goal = m.goal ? m.goal.value / unit : null;
+    var lo = goal === null ? Infinity : goal, hi = goal === null ? -Infinity : goal;
     data.rows.forEach(function (r) {
-      var key = r.point.join(',');
-      var list = byPoint.get(key);
-      if (list) list.push(r); else byPoint.set(key, [r]);
+      var v = get(r);
+      if (v !== null) { lo = Math.min(lo, v / unit); hi = Math.max(hi, v / unit); }
     });
-    var out = [];
-    byPoint.forEach(function (list) {
-      var complete = list.length === cases.length;
-      var probabilities = list.map(function (r) { return r.pass_probability; });
-      var known = complete && probabilities.every(function (p) { return p !== null; });
-      out.push({
-        point: list[0].point,
-        pass_probability: known ? Math.min.apply(null, probabilities) : null,
-        passes: complete && list.every(function (r) { return r.passes; }),
-        overloaded: list.map(function (r) { return r.overloaded ? cases[r.case] + ': ' + r.overloaded : null; }).filter(Boolean).join('\\n') || null,
+    // shares and probabilities keep their whole range, so that a colour means the same in every chart
+    var domain = lo >= 0 && hi <= 1 ? [0, 1] : [Math.min(lo, 0), hi > lo ? hi : lo + 1];
+    var span = domain[1] - domain[0];
+    var ticks = d3.ticks(domain[0], domain[1], 3);
+    var color = { legend: true, label: m.label, width: 300, tickFormat: function (v) { return num(v, 3); } };
+    if (goal === null) Object.assign(color, { type: 'linear', scheme: 'viridis', domain: domain, ticks: ticks });
+    else {
+      Object.assign(color, {
+        type: 'diverging', scheme: 'RdYlGn', reverse: m.goal.side === 'max', domain: domain, symmetric: false,
+        pivot: clamp(goal, domain[0] + 0.01 * span, domain[1] - 0.01 * span),
+        ticks: ticks.filter(function (t) { return Math.abs(t - goal) > 0.08 * span; }).concat([goal]).sort(function (a, b) { return a - b; }),
       });
-    });
-    return out;
+    }
+    var paint = Plot.scale({ color: color });
+    var format = function (v) { return v === null ? '\\u2013' : num(v, 3); };
+    return {
+      label: m.label,
+      value: value || function (r) { var v = get(r); return v === null ? null : v / unit; },
+      domain: domain,
+      color: color,
+      format: format,
+      describe: function (v) { return m.label + ' ' + format(v); },
+      goal: goal,
+      goalText: goal === null ? '' : (m.goal.side === 'max' ? '\\u2264 ' : '\\u2265 ') + format(goal) + (m.seconds ? ' s' : ''),
+      ink: function (v) {
+        if (v === null) return '#5d6675';
+        var c = d3.rgb(paint.apply(v));
+        return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b < 128 ? '#fff' : '#1d2330';
+      },
+    };
   }
 
-  function inkOn(p) {
-    if (p === null) return '#5d6675';
-    var t = p < pivot ? 0.5 * p / pivot : 0.5 + 0.5 * (p - pivot) / (1 - pivot);
-    var c = d3.rgb(d3.interpolateRdYlGn(t));
-    return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b < 128 ? '#fff' : '#1d2330';
+  // Which x tick labels are drawn, and the margins that hold them whole. Side by side where they
+  // fit; otherwise names turn (each is needed) and numbers thin out, keeping the first and the
+  // last. at(k): where value k sits, from the frame's left edge; frame: the frame's width.
+  function xTicks(ax, at, frame) {
+    var texts = ax.values.map(String), w = widths(texts), n = texts.length;
+    var clear = function (a, b) { return at(b) - w[b] / 2 >= at(a) + w[a] / 2 + 8; };
+    var ticks = [];
+    for (var k = 0; k < n; k++) if (ticks.length === 0 || clear(ticks[ticks.length - 1], k)) ticks.push(k);
+    var rotate = ax.kind === 'string' && ticks.length < n;
+    if (rotate) {
+      // turned labels lie parallel, a line apart when their ticks are this far apart
+      var stride = Math.ceil(LINE / ((at(1) - at(0)) * Math.sin(TURN)));
+      ticks = texts.map(function (_, k) { return k; }).filter(function (k) { return k % stride === 0; });
+    } else if (ticks[ticks.length - 1] !== n - 1) {
+      while (ticks.length > 0 && !clear(ticks[ticks.length - 1], n - 1)) ticks.pop();
+      ticks.push(n - 1);
+    }
+    var sin = Math.sin(TURN), cos = Math.cos(TURN);
+    var left = 0, right = 0, down = 9 + LINE;
+    ticks.forEach(function (k) {
+      // Plot ends a turned label at the tick (6 px) and its padding (6 px), centred on that line
+      left = Math.max(left, (rotate ? w[k] * cos + LINE / 2 * sin : w[k] / 2) - at(k));
+      right = Math.max(right, at(k) + (rotate ? LINE / 2 * sin : w[k] / 2) - frame);
+      if (rotate) down = Math.max(down, 12 + w[k] * sin + LINE / 2 * cos);
+    });
+    return {
+      ticks: ticks, rotate: rotate, texts: texts, left: left + 4, right: right + 4,
+      // the axis label sits at the bottom of the margin
+      bottom: Math.ceil(down + LINE + 6),
+    };
   }
 
   function hintCells() {
     return data.hintPoints.filter(function (hp) {
-      return hp.every(function (k, i) { return i === state.x || i === state.y || k === state.fixed[i]; });
+      return hp && hp.every(function (k, i) { return i === state.x || i === state.y || k === state.fixed[i]; });
     }).map(function (hp) { return { x: axes[state.x].values[hp[state.x]], s: axes[state.y].values[hp[state.y]] }; });
   }
 
-  function heatmap(points) {
+  function heatmap(points, view) {
     var ax = axes[state.x], ay = axes[state.y];
     var nx = ax.values.length, ny = ay.values.length;
-    var marginLeft = clamp(textWidth(ay.values) + 24, 44, 220);
+    // the y tick labels, their ticks and the y axis's label turned beside them
+    var yMargin = Math.ceil(widest(ay.values.map(String))) + 30;
     // about as wide as a line chart, so that three charts share a row
-    var cellW = clamp(Math.floor((390 - marginLeft) / nx), 16, ax.kind === 'string' ? 120 : 80), cellH = clamp(Math.floor(300 / ny), 14, 44);
-    var rotate = textWidth(ax.values) > cellW - 4;
-    // a label turned 40 degrees takes about two thirds of its length downwards
-    var marginBottom = rotate ? clamp(Math.round(textWidth(ax.values) * 0.66) + 34, 44, 160) : 40;
-    var step = Math.ceil(nx / 14);
+    var cellW = clamp(Math.floor((390 - yMargin) / nx), 16, ax.kind === 'string' ? 120 : 80), cellH = clamp(Math.floor(300 / ny), 14, 44);
+    var xt = xTicks(ax, function (k) { return (k + 0.5) * cellW; }, nx * cellW);
+    var marginLeft = Math.max(yMargin, xt.left), marginRight = Math.max(16, xt.right);
     var all = [];
     ax.values.forEach(function (x) { ay.values.forEach(function (s) { all.push({ x: x, s: s }); }); });
-    var known = points.filter(function (p) { return p.r.pass_probability !== null; });
+    var known = points.filter(function (p) { return view.value(p.r) !== null; });
     var marks = [
       Plot.cell(all, { x: 'x', y: 's', fill: '#eceff1', inset: 0.5, ariaDescription: 'no result' }),
-      Plot.cell(known, { x: 'x', y: 's', ariaDescription: 'pass probability', fill: function (p) { return p.r.pass_probability; }, inset: 0.5, title: function (p) { return p.title + '\\npass probability ' + num(p.r.pass_probability, 3) + (p.r.passes ? ' (passes)' : ''); } }),
+      Plot.cell(known, { x: 'x', y: 's', ariaDescription: view.label, fill: function (p) { return view.value(p.r); }, inset: 0.5, title: function (p) { return p.title + '\\n' + view.describe(view.value(p.r)) + (p.r.passes ? ' (passes)' : ''); } }),
       Plot.cell(points.filter(function (p) { return p.r.passes; }), { x: 'x', y: 's', fill: 'none', stroke: '#1d2330', strokeWidth: 2, inset: 2, ariaDescription: 'passes' }),
     ];
-    if (nx <= 16 && ny <= 24) {
-      marks.push(Plot.text(points, { x: 'x', y: 's', fontSize: 11, fill: function (p) { return inkOn(p.r.pass_probability); }, text: function (p) { return p.r.pass_probability === null ? '\\u2013' : p.r.pass_probability.toFixed(2); } }));
+    var text = function (p) { return view.format(view.value(p.r)); };
+    if (widest(points.map(text)) <= cellW - 4) {
+      marks.push(Plot.text(points, { x: 'x', y: 's', fontSize: 11, fill: function (p) { return view.ink(view.value(p.r)); }, text: text }));
     }
     var hints = hintCells();
     if (hints.length > 0) {
-      marks.push(Plot.text(hints, { x: 'x', y: 's', text: function () { return '\\u2605'; }, fontSize: 15, fill: '#1d2330', stroke: '#fff', strokeWidth: 1.5, paintOrder: 'stroke', dx: cellW / 2 - 8, dy: -cellH / 2 + 8 }));
+      marks.push(Plot.text(hints, { x: 'x', y: 's', text: function () { return '\\u2605'; }, fontSize: 15, fill: '#1d2330', stroke: '#fff', strokeWidth: 1.5, paintOrder: 'stroke', dx: cellW / 2 - 8, dy: -cellH / 2 + 8, ariaDescription: 'hint' }));
     }
     return Plot.plot({
-      width: marginLeft + nx * cellW + 16,
-      height: 24 + ny * cellH + marginBottom,
-      marginLeft: marginLeft, marginBottom: marginBottom, marginTop: 24, marginRight: 16,
+      width: marginLeft + nx * cellW + marginRight,
+      height: 24 + ny * cellH + xt.bottom,
+      marginLeft: marginLeft, marginBottom: xt.bottom, marginTop: 24, marginRight: marginRight,
       style: { fontSize: '11px' },
-      x: { type: 'band', domain: ax.values, padding: 0, label: ax.path, labelAnchor: 'center', tickRotate: rotate ? -40 : 0, ticks: ax.values.filter(function (_, k) { return k % step === 0; }) },
-      y: { type: 'band', domain: ay.values, padding: 0, label: ay.path, reverse: ay.kind === 'number' },
-      color: { type: 'diverging', scheme: 'RdYlGn', domain: [0, 1], pivot: pivot, symmetric: false, legend: true, label: 'pass probability', width: 300, ticks: [0, 0.5, pivot, 1].filter(function (v, k, a) { return a.indexOf(v) === k; }), tickFormat: function (v) { return num(v, 3); } },
+      x: { type: 'band', domain: ax.values, padding: 0, label: ax.path, labelAnchor: 'center', tickRotate: xt.rotate ? -40 : 0, ticks: xt.ticks.map(function (k) { return ax.values[k]; }), tickFormat: String },
+      y: { type: 'band', domain: ay.values, padding: 0, label: ay.path, reverse: ay.kind === 'number', tickFormat: String },
+      color: view.color,
       marks: marks,
     });
   }
 
-  // The line charts' x axis: the scale, and where a grid value goes on it.
+  // The line charts' x axis, linear over positions: a name's index, or a number's value (its
+  // log2 on a doubling grid, as Plot's log axis leaves out labels that are not 1, 2 or 5 times a
+  // power of ten). position(value, index) places a point.
   function xAxis() {
-    var ax = axes[state.x];
-    var same = function (v) { return v; };
-    if (ax.kind === 'string') return { position: same, scale: { type: 'point', domain: ax.values, padding: 0.4, label: ax.path, labelAnchor: 'center' } };
-    var v = ax.values;
-    var ratios = v.slice(1).map(function (x, k) { return x / v[k]; });
-    // doubling grids (4, 8, 16, 32 slots) read better on a log axis; drawn as a linear axis of
-    // log2 values, because Plot's log axis leaves out labels that are not 1, 2 or 5 times a power of ten
-    var log = v[0] > 0 && v[v.length - 1] / v[0] >= 4 && Math.max.apply(null, ratios) / Math.min.apply(null, ratios) < 1.5;
-    var position = log ? Math.log2 : same;
-    var scale = { type: 'linear', label: ax.path, labelAnchor: 'center', tickFormat: function (x) { return num(log ? Math.pow(2, x) : x, 6); } };
-    var step = Math.ceil(v.length / 10);
-    scale.ticks = v.filter(function (_, k) { return k % step === 0; }).map(position);
-    return { position: position, scale: scale };
+    var ax = axes[state.x], v = ax.values, n = v.length;
+    var position = function (x, k) { return k; };
+    var domain = [-0.4, n - 0.6];
+    if (ax.kind === 'number') {
+      var ratios = v.slice(1).map(function (x, k) { return x / v[k]; });
+      var log = v[0] > 0 && v[n - 1] / v[0] >= 4 && Math.max.apply(null, ratios) / Math.min.apply(null, ratios) < 1.5;
+      position = function (x) { return log ? Math.log2(x) : x; };
+      domain = n > 1 ? [position(v[0]), position(v[n - 1])] : [position(v[0]) - 1, position(v[0]) + 1];
+    }
+    var xt = xTicks(ax, function (k) { return (position(v[k], k) - domain[0]) / (domain[1] - domain[0]) * FRAME; }, FRAME);
+    return {
+      position: position,
+      ticks: xt,
+      scale: {
+        type: 'linear', domain: domain, label: ax.path, labelAnchor: 'center', labelArrow: ax.kind === 'number',
+        ticks: xt.ticks.map(function (k) { return position(v[k], k); }),
+        tickFormat: function (_, i) { return xt.texts[xt.ticks[i]]; },
+        tickRotate: xt.rotate ? -40 : 0,
+      },
+    };
   }
 
-  // spec: { value, lo, hi (functions of a row, or null), y (scale options), goal, goalText }
+  // spec: { value, lo, hi (functions of a row, or null), describe, y (scale options), goal, goalText }
   function lineChart(points, spec) {
     var series = state.y >= 0 ? axes[state.y] : null;
     var colour = series ? 's' : '#2f6db5';
     var z = series ? 's' : null;
     var x = xAxis();
     var rows = points.map(function (p) {
-      return { x: x.position(p.x), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title };
+      return { x: x.position(p.x, p.xi), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title, hint: isHint(p.r.point) };
     });
+    // the goal rule goes under the data and its label in the right margin, where it hides no point
     var marks = [];
+    if (spec.goal != null) marks.push(Plot.ruleY([spec.goal], { stroke: FAIL, strokeWidth: 1.5, strokeDasharray: '5,4' }));
     if (spec.lo) marks.push(Plot.areaY(rows, { x: 'x', y1: 'lo', y2: 'hi', z: z, fill: colour, fillOpacity: 0.16 }));
     marks.push(Plot.lineY(rows, { x: 'x', y: 'v', z: z, stroke: colour, strokeWidth: 2 }));
     marks.push(Plot.dot(rows, { x: 'x', y: 'v', fill: colour, r: 2.5, title: function (d) { return d.title + '\\n' + spec.describe(d); } }));
+    var hints = rows.filter(function (d) { return d.hint && d.v !== null; });
+    if (hints.length > 0) marks.push(Plot.dot(hints, { x: 'x', y: 'v', r: 6, fill: 'none', stroke: '#1d2330', strokeWidth: 1.5, ariaDescription: 'hint' }));
+    var goalWidth = 0;
     if (spec.goal != null) {
-      marks.push(Plot.ruleY([spec.goal], { stroke: FAIL, strokeWidth: 1.5, strokeDasharray: '5,4' }));
-      marks.push(Plot.text([spec.goal], { y: function (d) { return d; }, frameAnchor: 'right', textAnchor: 'end', dy: -7, fill: FAIL, stroke: '#fff', strokeWidth: 3, paintOrder: 'stroke', fontWeight: 600, text: function () { return spec.goalText; } }));
+      goalWidth = widest([spec.goalText], BOLD);
+      marks.push(Plot.text([spec.goal], { y: function (d) { return d; }, frameAnchor: 'right', textAnchor: 'start', dx: 6, fill: FAIL, fontWeight: 600, text: function () { return spec.goalText; }, ariaDescription: 'goal' }));
     }
+    var marginLeft = Math.max(56, x.ticks.left), marginRight = Math.ceil(Math.max(18, x.ticks.right, goalWidth + 10));
     var options = {
-      width: 400, height: 260, marginLeft: 56, marginRight: 18, marginTop: 26, marginBottom: 42,
+      width: marginLeft + FRAME + marginRight, height: 218 + x.ticks.bottom,
+      marginLeft: marginLeft, marginRight: marginRight, marginTop: 26, marginBottom: x.ticks.bottom,
       style: { fontSize: '11px' },
       grid: true,
       x: x.scale,
@@ -265,47 +356,49 @@ export const REPORT_SCRIPT = `
 
   function successChart(points) {
     return lineChart(points, {
-      value: function (r) { return r.success; },
-      lo: function (r) { return r.success_lo; },
-      hi: function (r) { return r.success_hi; },
+      value: column('success'),
+      lo: column('success_lo'),
+      hi: column('success_hi'),
       describe: function (d) { return d.v === null ? 'no requests' : 'success ' + percent(d.v) + (d.lo === null ? '' : ' (' + percent(d.lo) + ' \\u2013 ' + percent(d.hi) + ')'); },
       y: { label: 'success (%)', percent: true, labelAnchor: 'top' },
       goal: goals ? goals.success : null,
-      goalText: goals ? 'goal \\u2265 ' + percent(goals.success) : '',
+      goalText: goals ? '\\u2265 ' + percent(goals.success) : '',
     });
   }
 
-  function ms(v) { return v === null ? null : v / 1000; }
+  function ms(name) {
+    var get = column(name);
+    return function (r) { var v = get(r); return v === null ? null : v / 1000; };
+  }
 
   function p99Chart(points) {
     return lineChart(points, {
-      value: function (r) { return ms(r.p99_ms); },
-      lo: function (r) { return ms(r.p99_lo_ms); },
-      hi: function (r) { return ms(r.p99_hi_ms); },
+      value: ms('p99_ms'),
+      lo: ms('p99_lo_ms'),
+      hi: ms('p99_hi_ms'),
       describe: function (d) { return d.v === null ? 'no successes' : 'p99 ' + seconds(d.v) + (d.lo === null ? '' : ' (' + seconds(d.lo) + ' \\u2013 ' + seconds(d.hi) + ')'); },
       y: { label: 'p99 latency of successes (s)', zero: true },
       goal: goals ? goals.p99_ms / 1000 : null,
-      goalText: goals ? 'goal \\u2264 ' + seconds(goals.p99_ms / 1000) : '',
+      goalText: goals ? '\\u2264 ' + seconds(goals.p99_ms / 1000) : '',
     });
   }
 
-  function passChart(points) {
+  function metricChart(points, view) {
     return lineChart(points, {
-      value: function (r) { return r.pass_probability; },
-      lo: null, hi: null,
-      describe: function (d) { return d.v === null ? 'no result' : 'pass probability ' + num(d.v, 3); },
-      y: { label: 'pass probability', domain: [0, 1] },
-      goal: meta.confidence,
-      goalText: 'confidence ' + num(meta.confidence == null ? 0 : meta.confidence, 3),
+      value: view.value, lo: null, hi: null,
+      describe: function (d) { return view.describe(d.v); },
+      y: { label: view.label, domain: view.domain },
+      goal: view.goal,
+      goalText: view.goalText,
     });
-  }
-
-  function seriesKey() {
-    return state.y >= 0 ? 'colour: ' + axes[state.y].path + '; ' : '';
   }
 
   function figure(caption, chart, key) {
     var fig = el('figure', 'chart');
+    // as wide as its widest drawing, and at least a line chart's 400 px: a long key or a row of
+    // swatches wraps rather than push the next chart onto a new row
+    var svgs = chart.tagName.toLowerCase() === 'svg' ? [chart] : Array.prototype.slice.call(chart.querySelectorAll('svg'));
+    fig.style.width = Math.max.apply(null, [400].concat(svgs.map(function (svg) { return Number(svg.getAttribute('width')); }))) + 'px';
     var cap = el('figcaption', null, caption);
     if (key) cap.append(' ', el('span', 'hint-key', key));
     fig.append(cap, chart);
@@ -313,15 +406,25 @@ export const REPORT_SCRIPT = `
   }
 
   function badge(points) {
-    var known = points.filter(function (p) { return p.r.pass_probability !== null; });
     var passing = points.filter(function (p) { return p.r.passes; }).length;
-    if (known.length === 0) return el('span', 'badge none', 'no results here');
+    if (points.length === 0) return el('span', 'badge none', 'no results here');
     return el('span', 'badge ' + (passing > 0 ? 'pass' : 'fail'), 'passes at ' + passing + ' of ' + points.length + ' points shown');
   }
 
-  function passFigure(points, caption) {
-    if (state.y >= 0) return figure(caption, heatmap(points), 'outlined: passes' + (hintCells().length ? '; \\u2605 the hint' : ''));
-    return figure(caption, passChart(points));
+  // The chosen metric over both paths, or against x alone when only one path varies.
+  function metricFigure(points, view, caption) {
+    if (state.y >= 0) return figure(caption, heatmap(points, view), 'outlined: passes' + (hintCells().length ? '; \\u2605 the hint' : ''));
+    return figure(caption, metricChart(points, view), lineKey(points, null, view.goal !== null));
+  }
+
+  // What a line chart's marks mean: series colour, band, goal, hint rings.
+  function lineKey(points, band, goal) {
+    return [
+      state.y >= 0 ? 'colour: ' + axes[state.y].path : null,
+      band ? 'band: ' + band : null,
+      goal ? 'dashed: goal' : null,
+      points.some(function (p) { return isHint(p.r.point); }) ? 'ringed: the hint' : null,
+    ].filter(Boolean).join('; ');
   }
 
   function section(title, points, charts) {
@@ -343,20 +446,32 @@ export const REPORT_SCRIPT = `
       out.push(el('p', 'empty', 'This sweep has no grid paths: there is nothing to plot.'));
     } else {
       if (cases.length > 1) {
-        var worst = slicePoints(worstRows());
-        out.push(section('All cases', worst, [function () { return passFigure(worst, 'lowest pass probability over the cases'); }]));
+        var worst = slicePoints(data.points);
+        out.push(section('All cases', worst, [function () {
+          return metricFigure(worst, metricView(passMetric, function (r) { return r.pass_probability; }), 'lowest pass probability over the cases');
+        }]));
       }
       cases.forEach(function (name, c) {
         var points = slicePoints(byCase[c]);
         out.push(section(name, points, [
-          function () { return passFigure(points, 'pass probability'); },
-          function () { return figure('success', successChart(points), seriesKey() + 'band: across-seed interval'); },
-          function () { return figure('p99 latency', p99Chart(points), seriesKey() + 'band: spread of per-seed p99'); },
+          function () { return metricFigure(points, metricView(metrics[state.metric]), metrics[state.metric].label); },
+          function () { return figure('success', successChart(points), lineKey(points, 'across-seed interval', goals)); },
+          function () { return figure('p99 latency', p99Chart(points), lineKey(points, 'spread of per-seed p99', goals)); },
         ]));
       });
     }
     root.replaceChildren.apply(root, out);
   }
+
+  // A hint's "show" button: its slice on every selector, then its first mark in view.
+  document.querySelectorAll('button[data-hint]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      state.fixed = data.hintPoints[Number(button.dataset.hint)].slice();
+      update();
+      var mark = root.querySelector('[aria-description="hint"]');
+      if (mark) mark.scrollIntoView({ block: 'center' });
+    });
+  });
 
   try {
     update();

@@ -1,9 +1,10 @@
 /**
  * The sweep report: one self-contained HTML page (data as JSON, d3 and Observable Plot inlined,
- * so it opens from disk with no network) with, per case, a heatmap of pass probability over two
- * grid paths, success and p99 against a grid path with their across-seed bands and the goal
- * lines, the hint when one was computed, and the run's metadata. Made from the Arrow table of
- * `servesim sweep --out` or straight from a finished sweep.
+ * so it opens from disk with no network) with, per case, a heatmap of a metric the reader picks
+ * (pass probability first) over two grid paths, success and p99 against a grid path with their
+ * across-seed bands and the goal lines, the hint when one was computed, and the run's metadata.
+ * It opens on the slice of the other paths where most grid points pass. Made from the Arrow
+ * table of `servesim sweep --out` or straight from a finished sweep.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,21 +12,26 @@ import { dirname, join } from 'node:path';
 import { DataType, type Table, type Vector } from 'apache-arrow';
 import { ServesimError } from '../errors.js';
 import type { HintConfiguration, HintResult } from '../hint/api.js';
+import { goalsInMilliseconds, type GoalsInMilliseconds } from '../model/problem.js';
+import { SUMMARY_COLUMNS } from '../model/summary.js';
 import { describePartial } from '../sweep/arrow.js';
 import type { SweepOutcome } from '../sweep/run.js';
 import type { GridValue, Sweep } from '../sweep/spec.js';
 import { REPORT_CSS, REPORT_SCRIPT } from './html-template.js';
 
-/** The summary columns the report draws; the others stay in the Arrow file. */
-export const REPORT_METRICS = [
-  'success', 'success_lo', 'success_hi', 'p99_ms', 'p99_lo_ms', 'p99_hi_ms', 'pass_probability',
-] as const;
-export type ReportMetric = (typeof REPORT_METRICS)[number];
+/**
+ * Where the metric picker starts; any other numeric column follows in table order. Names that a
+ * table lacks are skipped, so this never limits what is offered.
+ */
+const PREFERRED_METRICS = [
+  'pass_probability', 'success', 'p99_ms', 'ttft_p99_ms', 'tpot_p99_ms', 'goodput_per_s', 'kv_hit_rate', 'gpu_utilization',
+];
 
-export interface ReportGoals {
-  readonly success: number;
-  readonly p99_ms: number;
-}
+/**
+ * The goals keyed by the column each bounds (`success`, `p99_ms`, `ttft_p99_ms`, ...), in its
+ * unit; a table may carry goals this version does not name.
+ */
+export type ReportGoals = GoalsInMilliseconds;
 
 export interface ReportMeta {
   readonly title: string;
@@ -51,8 +57,8 @@ export interface ReportAxis {
   readonly values: readonly GridValue[];
 }
 
-/** One grid point x case; metrics without a value (no successes, no requests) are null. */
-export type ReportRow = {
+/** One grid point x case. */
+export interface ReportRow {
   /** Index into each axis's values, in axis order. */
   readonly point: readonly number[];
   /** Index into the case names. */
@@ -60,13 +66,40 @@ export type ReportRow = {
   readonly passes: boolean;
   /** Why an overloaded case fails (`overload_reason`), or null. */
   readonly overloaded: string | null;
-} & { readonly [K in ReportMetric]: number | null };
+  /** One per column of ReportData.columns; null without a value (no successes, no component). */
+  readonly values: readonly (number | null)[];
+}
 
 export interface ReportData {
   readonly meta: ReportMeta;
   readonly axes: readonly ReportAxis[];
   readonly cases: readonly string[];
+  /** The numeric summary columns with a finite value in some row, in table order. */
+  readonly columns: readonly string[];
   readonly rows: readonly ReportRow[];
+}
+
+/** A column the reader can colour the heatmaps by. */
+export interface ReportMetric {
+  /** Index into ReportData.columns. */
+  readonly column: number;
+  readonly name: string;
+  /** From the name: `kv_hit_rate` is "kv hit rate", `p99_ms` "p99 (s)". */
+  readonly label: string;
+  /** A `_ms` column, drawn in seconds as the rest of the report is. */
+  readonly seconds: boolean;
+  /** The bound a passing design meets (in the column's unit), and on which side; null: none. */
+  readonly goal: { readonly value: number; readonly side: 'min' | 'max' } | null;
+}
+
+/** One grid point over all the cases: it passes when every case does. */
+export interface ReportPoint {
+  readonly point: readonly number[];
+  readonly passes: boolean;
+  /** The lowest over the cases; null unless every case has one. */
+  readonly pass_probability: number | null;
+  /** Each overloaded case's reason, one a line, or null. */
+  readonly overloaded: string | null;
 }
 
 /** Which axes the charts start on (indices into the axes; -1: none); the page can switch. */
@@ -77,6 +110,8 @@ export interface ReportLayout {
   readonly y: number;
   /** Axes with several values besides x and y: one selector each. */
   readonly selectors: readonly number[];
+  /** The value (index) each selector starts on; 0 for the other axes. */
+  readonly fixed: readonly number[];
 }
 
 /** A sweep as it finished (all of `runSweep`'s outcome, or some of its points). */
@@ -106,10 +141,9 @@ function numberOrNull(text: string | undefined): number | null {
 function parseGoals(text: string | undefined): ReportGoals | null {
   if (text === undefined) return null;
   try {
-    const goals = JSON.parse(text) as { success?: unknown; p99_ms?: unknown };
-    return typeof goals.success === 'number' && typeof goals.p99_ms === 'number'
-      ? { success: goals.success, p99_ms: goals.p99_ms }
-      : null;
+    // every finite bound, also of columns this version does not know
+    const bounds = Object.fromEntries(Object.entries(JSON.parse(text) as object).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
+    return 'success' in bounds && 'p99_ms' in bounds ? (bounds as ReportGoals) : null;
   } catch {
     return null;
   }
@@ -159,7 +193,11 @@ export function reportDataFromTable(table: Table): ReportData {
   });
   const caseVector = column(table, 'case');
   const cases = distinctValues(caseVector, 'string') as string[];
-  const metricVectors = REPORT_METRICS.map((name) => column(table, name));
+  // every numeric column but the grid's, so columns this version does not know are offered too
+  const columns = table.schema.fields
+    .filter((f) => !(paths as string[]).includes(f.name) && (DataType.isFloat(f.type) || DataType.isInt(f.type)))
+    .map((f) => f.name);
+  const valueVectors = columns.map((name) => column(table, name));
   const passesVector = column(table, 'passes');
   // files written before overloads were answers have no such column
   const overloadVector = table.getChild('overload_reason');
@@ -175,13 +213,12 @@ export function reportDataFromTable(table: Table): ReportData {
     const caseName = caseVector.get(i) as unknown;
     // a row off the grid (a null grid value) has no place in any chart
     if (point.includes(-1) || caseName === null) continue;
-    const metrics = Object.fromEntries(REPORT_METRICS.map((name, m) => [name, finiteOrNull(metricVectors[m]!.get(i))]));
     rows.push({
       point,
       case: caseIndex.get(String(caseName))!,
       passes: passesVector.get(i) === true,
       overloaded: (overloadVector?.get(i) as string | null | undefined) || null,
-      ...(metrics as Record<ReportMetric, number | null>),
+      values: valueVectors.map((vector) => finiteOrNull(vector.get(i))),
     });
   }
   const sweepId = metadata.get('servesim.sweep') ?? '';
@@ -203,7 +240,7 @@ export function reportDataFromTable(table: Table): ReportData {
     },
     axes,
     cases,
-    rows,
+    ...withoutEmptyColumns(columns, rows),
   };
 }
 
@@ -216,16 +253,15 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
   }));
   const axisIndex = axes.map((axis) => new Map(axis.values.map((v, k) => [v, k])));
   const caseIndex = new Map(sweep.caseNames.map((c, k) => [c, k]));
-  const rows = outcome.rows.map(({ point, summary }): ReportRow => {
-    const metrics = Object.fromEntries(REPORT_METRICS.map((name) => [name, finiteOrNull(summary[name])]));
-    return {
-      point: point.values.map((v, a) => axisIndex[a]!.get(v)!),
-      case: caseIndex.get(summary.case)!,
-      passes: summary.passes,
-      overloaded: summary.overload_reason || null,
-      ...(metrics as Record<ReportMetric, number | null>),
-    };
-  });
+  const first = outcome.rows[0]?.summary;
+  const columns = SUMMARY_COLUMNS.filter((name) => typeof first?.[name] === 'number');
+  const rows = outcome.rows.map(({ point, summary }): ReportRow => ({
+    point: point.values.map((v, a) => axisIndex[a]!.get(v)!),
+    case: caseIndex.get(summary.case)!,
+    passes: summary.passes,
+    overloaded: summary.overload_reason || null,
+    values: columns.map((name) => finiteOrNull(summary[name])),
+  }));
   const { meta } = outcome;
   return {
     meta: {
@@ -239,21 +275,98 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
       baseSeed: meta.baseSeed,
       created: meta.createdAt,
       confidence: sweep.confidence,
-      goals: { success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 },
+      goals: goalsInMilliseconds(sweep.problem.goals),
       // the note on grid points without results says it: the sweep's whole grid is known here
       partial: null,
     },
     axes,
     cases: sweep.caseNames,
-    rows,
+    ...withoutEmptyColumns(columns, rows),
   };
+}
+
+/** Drops the columns with no finite value anywhere (a design without that component). */
+function withoutEmptyColumns(columns: readonly string[], rows: readonly ReportRow[]): Pick<ReportData, 'columns' | 'rows'> {
+  const keep = columns.map((_, c) => rows.some((r) => r.values[c] !== null));
+  return {
+    columns: columns.filter((_, c) => keep[c]),
+    rows: rows.map((r) => ({ ...r, values: r.values.filter((_, c) => keep[c]) })),
+  };
+}
+
+/** A column's name for people: `kv_hit_rate` is "kv hit rate", `p99_ms` "p99". */
+function columnLabel(name: string): string {
+  return name.replace(/_ms$/, '').replace(/_/g, ' ');
+}
+
+/** `x_lo`, `x_hi`, `x_lo_ms`, `x_hi_ms`: the band drawn around column x (or x_ms), not a metric of its own. */
+function isBand(name: string, columns: readonly string[]): boolean {
+  const band = /^(.*)_(?:lo|hi)(_ms)?$/.exec(name);
+  return band !== null && columns.includes(band[1]! + (band[2] ?? ''));
+}
+
+/**
+ * The metric picker's columns: PREFERRED_METRICS first, then the rest in table order; bands go
+ * with their column. The goals are keyed by column name; pass probability's is the confidence.
+ */
+export function reportMetrics(data: Pick<ReportData, 'columns' | 'meta'>): ReportMetric[] {
+  const { columns, meta } = data;
+  const rank = (name: string) => {
+    const k = PREFERRED_METRICS.indexOf(name);
+    return k < 0 ? PREFERRED_METRICS.length : k;
+  };
+  const goals: Readonly<Record<string, number | undefined>> = { ...meta.goals };
+  return columns
+    .map((name, column) => ({ name, column }))
+    .filter(({ name }) => !isBand(name, columns))
+    .sort((a, b) => rank(a.name) - rank(b.name) || a.column - b.column)
+    .map(({ name, column }) => {
+      const seconds = name.endsWith('_ms');
+      const bound = name === 'pass_probability' ? meta.confidence : goals[name] ?? null;
+      return {
+        column, name, seconds,
+        label: columnLabel(name) + (seconds ? ' (s)' : ''),
+        // latencies pass below their goal, shares and rates above it
+        goal: bound === null ? null : { value: bound, side: seconds ? 'max' : 'min' },
+      };
+    });
+}
+
+/** Each grid point with a result over all the cases, in the order the rows first reach it. */
+export function pointsOverCases(data: Pick<ReportData, 'cases' | 'columns' | 'rows'>): ReportPoint[] {
+  const pass = data.columns.indexOf('pass_probability');
+  const byPoint = new Map<string, ReportRow[]>();
+  for (const r of data.rows) {
+    const key = r.point.join(',');
+    const list = byPoint.get(key);
+    if (list) list.push(r);
+    else byPoint.set(key, [r]);
+  }
+  return [...byPoint.values()].map((list) => {
+    const complete = list.length === data.cases.length;
+    const probabilities = list.map((r) => (pass < 0 ? null : r.values[pass]!));
+    return {
+      point: list[0]!.point,
+      passes: complete && list.every((r) => r.passes),
+      pass_probability: complete && !probabilities.includes(null) ? Math.min(...(probabilities as number[])) : null,
+      overloaded: list.filter((r) => r.overloaded).map((r) => `${data.cases[r.case]}: ${r.overloaded}`).join('\n') || null,
+    };
+  });
+}
+
+/** Grid order of two lists of value indices. */
+function gridOrder(a: readonly number[], b: readonly number[]): number {
+  const i = a.findIndex((k, j) => k !== b[j]);
+  return i < 0 ? 0 : a[i]! - b[i]!;
 }
 
 /**
  * The starting axes: of the paths with several values, numbers before names (a line reads
- * better over a continuous axis), then the longest first, then grid order.
+ * better over a continuous axis), then the longest first, then grid order. The selectors start
+ * on the slice where most points pass every case (a sweep's first router policy may fail
+ * everywhere), then the one with the highest summed pass probability, then the first in grid order.
  */
-export function chooseLayout(axes: readonly ReportAxis[]): ReportLayout {
+export function chooseLayout(axes: readonly ReportAxis[], points: readonly ReportPoint[] = []): ReportLayout {
   const varying = axes
     .map((axis, index) => ({ axis, index }))
     .filter(({ axis }) => axis.values.length > 1)
@@ -265,25 +378,34 @@ export function chooseLayout(axes: readonly ReportAxis[]): ReportLayout {
   // with no varying path a lone grid point is still drawn (as dots) over the first path
   const x = varying[0] ?? (axes.length > 0 ? 0 : -1);
   const y = varying[1] ?? -1;
-  return { x, y, selectors: varying.slice(2).sort((a, b) => a - b) };
+  const selectors = varying.slice(2).sort((a, b) => a - b);
+  const slices = new Map<string, { fixed: number[]; passes: number; probability: number }>();
+  for (const p of points) {
+    const fixed = axes.map((_, a) => (selectors.includes(a) ? p.point[a]! : 0));
+    const key = fixed.join(',');
+    const slice = slices.get(key) ?? { fixed, passes: 0, probability: 0 };
+    slice.passes += Number(p.passes);
+    slice.probability += p.pass_probability ?? 0;
+    slices.set(key, slice);
+  }
+  const best = [...slices.values()].sort((a, b) => b.passes - a.passes || b.probability - a.probability || gridOrder(a.fixed, b.fixed))[0];
+  return { x, y, selectors, fixed: best?.fixed ?? axes.map(() => 0) };
 }
 
 /**
- * Each hint configuration as indices into the axes' values, for the ones the grid holds: the
+ * Each hint configuration as indices into the axes' values, or null for one the grid lacks: the
  * hint must fix every path the grid varies (a path it leaves alone kept the problem's value,
  * which the table does not record), at a value on the grid.
  */
-export function hintPoints(axes: readonly ReportAxis[], hint: HintResult): number[][] {
-  const points: number[][] = [];
-  for (const { found } of hint.hints) {
+export function hintPoints(axes: readonly ReportAxis[], hint: HintResult): (number[] | null)[] {
+  return hint.hints.map(({ found }) => {
     const point = axes.map((axis) => {
       if (!(axis.path in found.values)) return axis.values.length === 1 ? 0 : -1;
       const value = found.values[axis.path]!;
       return axis.values.findIndex((v) => v === value || String(v) === String(value));
     });
-    if (point.every((k) => k >= 0)) points.push(point);
-  }
-  return points;
+    return point.every((k) => k >= 0) ? point : null;
+  });
 }
 
 function escapeHtml(text: string): string {
@@ -354,9 +476,16 @@ export function reportNotes(data: ReportData, layout: ReportLayout): string[] {
   if (data.meta.partial !== null) notes.push(`This table is ${data.meta.partial}.`);
   if (layout.x < 0) notes.push('The sweep has no grid paths.');
   else if (layout.y < 0) {
-    notes.push('Only one grid path varies, so there is no heatmap: pass probability is drawn against it as a line.');
+    notes.push('Only one grid path varies, so there is no heatmap: the metrics are drawn against it as lines.');
   }
   return notes;
+}
+
+/** "success ≥ 99%, p99 ≤ 3 s, ttft p99 ≤ 0.5 s": latencies at most, the rest at least. */
+function goalsText(goals: ReportGoals): string {
+  return Object.entries(goals)
+    .map(([name, v]) => `${columnLabel(name)} ${name.endsWith('_ms') ? `≤ ${seconds(v)}` : `≥ ${name === 'success' ? percent(v) : v}`}`)
+    .join(', ');
 }
 
 function metaSection(data: ReportData): string {
@@ -364,8 +493,8 @@ function metaSection(data: ReportData): string {
   const items: [string, string][] = [
     ['problem', meta.problem],
     ['sweep', meta.sweep],
-    ['goals', meta.goals ? `success ≥ ${percent(meta.goals.success)}, p99 ≤ ${seconds(meta.goals.p99_ms)}` : 'unknown'],
-    ['confidence', meta.confidence === null ? 'unknown' : `${meta.confidence} of seeds meet both goals`],
+    ['goals', meta.goals ? goalsText(meta.goals) : 'unknown'],
+    ['confidence', meta.confidence === null ? 'unknown' : `${meta.confidence} of seeds meet every goal`],
     ['seeds', meta.seeds === null ? 'unknown' : `${meta.seeds} per case and grid point`],
     ['base seed', meta.baseSeed === null ? 'unknown' : String(meta.baseSeed)],
     ['engine', meta.adapter ? `${meta.engine} (${meta.adapter})` : meta.engine],
@@ -387,22 +516,24 @@ function failingText(c: HintConfiguration): string {
   return c.cases.filter((m) => !m.passes).map((m) => m.why || `${m.case} fails`).join('; ') || 'passes';
 }
 
-function hintSection(hint: HintResult): string {
+/** `points`: hintPoints, so that a row on the grid gets a button that shows its cells. */
+function hintSection(hint: HintResult, points: readonly (number[] | null)[]): string {
   const searched = `Searched ${hint.evaluated} of ${hint.gridSize} configurations of ${hint.paths.map((p) => `<code>${escapeHtml(p)}</code>`).join(', ')}` +
     `${hint.engine ? ` on ${escapeHtml(hint.engine)}` : ''}; cost = <code>${escapeHtml(hint.cost)}</code>.`;
   let body = '';
   if (hint.hints.length === 0) {
     body = '<p class="note">No configuration in the searched range passes every case.</p>';
   } else {
-    const head = [...hint.paths, 'cost', 'lowest pass probability', 'one step cheaper'];
-    const rows = hint.hints.map(({ found, cheaper }) => {
+    const head = [...hint.paths, 'cost', 'lowest pass probability', 'one step cheaper', 'on the charts'];
+    const rows = hint.hints.map(({ found, cheaper }, h) => {
       const lowest = Math.min(...found.cases.map((c) => c.pass_probability));
       const why = cheaper
         .map((c) => `<li><code>${escapeHtml(configurationText(c.values))}</code> (cost ${c.cost}): ${escapeHtml(failingText(c))}</li>`)
         .join('');
       return `<tr>${hint.paths.map((p) => `<td>${escapeHtml(String(found.values[p] ?? '–'))}</td>`).join('')}` +
         `<td class="num">${found.cost}</td><td class="num">${Number.isFinite(lowest) ? lowest.toFixed(2) : '–'}</td>` +
-        `<td>${why ? `<ul>${why}</ul>` : '–'}</td></tr>`;
+        `<td>${why ? `<ul>${why}</ul>` : '–'}</td>` +
+        `<td>${points[h] ? `<button type="button" data-hint="${h}">show</button>` : 'not on the grid'}</td></tr>`;
     }).join('');
     body = `<table class="hint"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
   }
@@ -423,10 +554,12 @@ function hintSection(hint: HintResult): string {
  */
 export function renderReport(source: Table | SweepReportSource, options: ReportOptions = {}): string {
   const data = 'sweep' in source ? reportDataFromSweep(source) : reportDataFromTable(source);
-  const layout = chooseLayout(data.axes);
+  const points = pointsOverCases(data);
+  const layout = chooseLayout(data.axes, points);
   const hint = options.hint ?? null;
+  const onGrid = hint ? hintPoints(data.axes, hint) : [];
   const notes = reportNotes(data, layout).map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('');
-  const payload = { ...data, layout, hintPoints: hint ? hintPoints(data.axes, hint) : [] };
+  const payload = { ...data, metrics: reportMetrics(data), points, layout, hintPoints: onGrid };
   const title = `${data.meta.title}: sweep report`;
   return `<!doctype html>
 <html lang="en">
@@ -438,7 +571,7 @@ export function renderReport(source: Table | SweepReportSource, options: ReportO
 </head>
 <body>
 <header><h1>${escapeHtml(data.meta.title)}</h1><p class="sub">servesim sweep report: ${data.cases.length} case${data.cases.length === 1 ? '' : 's'} over ${data.axes.length} grid path${data.axes.length === 1 ? '' : 's'}</p></header>
-<div class="panel">${metaSection(data)}${notes}${hint ? hintSection(hint) : ''}</div>
+<div class="panel">${metaSection(data)}${notes}${hint ? hintSection(hint, onGrid) : ''}</div>
 <nav id="controls"></nav>
 <main id="cases"></main>
 <footer>servesim ${escapeHtml(data.meta.version)} · charts: Observable Plot, embedded; this file needs no network.</footer>

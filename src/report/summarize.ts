@@ -2,8 +2,8 @@
  * Many seeds of one case -> one output row (docs/model.md section 6).
  */
 import type { Goals } from '../model/problem.js';
-import type { InstanceResult } from '../model/result.js';
-import type { CaseSummary } from '../model/summary.js';
+import { COMPONENT_NAMES, QUEUED_COMPONENTS, type InstanceResult } from '../model/result.js';
+import type { CaseSummary, ComponentColumn } from '../model/summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from '../model/histogram.js';
 
 /**
@@ -31,11 +31,15 @@ const U32_MAX = 0xffffffff;
  * - `p99_all_ms` counts every failure (arrivals - successes) at `timeoutMicros`. A
  *   `timeoutMicros` of 0 (or less) means the case has no deadline: failures then count as
  *   infinitely slow, and `p99_all_ms` is Infinity when they reach the top 1%.
+ * - TTFT and TPOT quantiles and their per-seed p99 spread are computed as latency's, from their
+ *   own histograms (NaN for a design without model calls).
  * - `pass_probability` is the share of all seeds (including those without arrivals, which do
- *   not pass) whose own success rate and own p99 meet the goals; a seed without successes has
- *   no p99 and does not pass. `passes` needs the pooled success and p99 to meet the goals and
- *   `pass_probability >= confidence`. p99 is compared in microseconds (the bucket midpoint)
- *   against `goals.p99`.
+ *   not pass) whose own success rate and own p99 (and TTFT and TPOT p99 where those goals are
+ *   set) meet the goals; a seed without successes has no p99 and does not pass. `passes` needs
+ *   the pooled values to meet every goal and `pass_probability >= confidence`. Quantiles are
+ *   compared in microseconds (the bucket midpoint) against the goals.
+ * - Rates per second divide by every seed's measured window. Per component: utilisation is
+ *   pooled busy time over pooled capacity; waits pool the queue's calls over seeds.
  * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
  *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
  *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
@@ -66,12 +70,14 @@ export function summarize(
   let promptTokens = 0;
   let cachedTokens = 0;
   let busy = 0;
-  let capacity = 0;
   let batchArea = 0;
-  let waitSum = 0;
-  let queued = 0;
-  let waited = 0;
+  let good = 0;
+  let outputTokens = 0;
+  let measuredMicros = 0;
   let longestQueue = 0;
+  let longestQueueAt = '';
+  const ttft = new Pooled();
+  const tpot = new Pooled();
   // each seed's busiest replica: placement is drawn per seed, so replica indexes differ between seeds
   let topCalls = 0;
   let totalCalls = 0;
@@ -89,12 +95,16 @@ export function summarize(
     promptTokens += r.promptTokens;
     cachedTokens += r.cachedTokens;
     busy += r.busyMicros;
-    capacity += r.capacityMicros;
     batchArea += r.batchArea;
-    waitSum += r.waitSum;
-    queued += r.queued;
-    waited += r.waited;
-    longestQueue = Math.max(longestQueue, r.longestQueue);
+    good += r.good;
+    outputTokens += r.outputTokens;
+    measuredMicros += r.measuredMicros;
+    if (r.longestQueue > longestQueue) {
+      longestQueue = r.longestQueue;
+      longestQueueAt = r.longestQueueAt;
+    }
+    const seedTtft = ttft.add(r.ttft);
+    const seedTpot = tpot.add(r.tpot);
     for (let i = 0; i < r.latency.length; i++) pooled[i]! += r.latency[i]!;
     let top = 0;
     for (const c of r.callsPerReplica) {
@@ -105,7 +115,7 @@ export function summarize(
 
     const p99 = quantile(r.latency, 0.99);
     if (!Number.isNaN(p99)) seedP99s.push(p99);
-    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, goals)) seedsPassing++;
+    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, seedTtft, seedTpot, goals)) seedsPassing++;
   }
 
   const success = arrivals > 0 ? successes / arrivals : Number.NaN;
@@ -134,8 +144,13 @@ export function summarize(
   const passProbability = seeds > 0 ? seedsPassing / seeds : Number.NaN;
   let overloadedSeeds = 0;
   for (const k of overloads.values()) overloadedSeeds += k;
-  const passes =
-    overloadedSeeds === 0 && meetsGoals(success, p99, goals) && passProbability >= confidence - RATE_EPSILON;
+  const ttftP99 = ttft.quantile(0.99);
+  const tpotP99 = tpot.quantile(0.99);
+  const passes = overloadedSeeds === 0 && meetsGoals(success, p99, ttftP99, tpotP99, goals) &&
+    passProbability >= confidence - RATE_EPSILON;
+  const hasCalls = results.some((r) => r.components.gpu !== undefined);
+  const gpuReplicas = results[0]?.callsPerReplica.length ?? 0;
+  const perSecond = (n: number): number => (measuredMicros > 0 ? (n * 1e6) / measuredMicros : Number.NaN);
 
   return {
     case: caseName,
@@ -150,19 +165,31 @@ export function summarize(
     p99_lo_ms: p99Lo / 1000,
     p99_hi_ms: p99Hi / 1000,
     p99_all_ms: p99All / 1000,
+    ttft_p50_ms: ttft.quantile(0.5) / 1000,
+    ttft_p90_ms: ttft.quantile(0.9) / 1000,
+    ttft_p99_ms: ttftP99 / 1000,
+    ttft_p99_lo_ms: ttft.seedP99(0.025) / 1000,
+    ttft_p99_hi_ms: ttft.seedP99(0.975) / 1000,
+    tpot_p50_ms: tpot.quantile(0.5) / 1000,
+    tpot_p90_ms: tpot.quantile(0.9) / 1000,
+    tpot_p99_ms: tpotP99 / 1000,
+    tpot_p99_lo_ms: tpot.seedP99(0.025) / 1000,
+    tpot_p99_hi_ms: tpot.seedP99(0.975) / 1000,
     pass_probability: passProbability,
     passes,
+    output_tokens_per_s: hasCalls ? perSecond(outputTokens) : Number.NaN,
+    output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
+    goodput_per_s: perSecond(good),
     kv_hit_rate: ratio(cachedTokens, promptTokens),
-    gpu_utilization: ratio(busy, capacity),
     mean_batch: ratio(batchArea, busy),
     rejected,
     timed_out: timedOut,
     died,
     overloaded,
     top_replica_share: ratio(topCalls, totalCalls),
-    mean_wait_ms: ratio(waitSum, queued) / 1000,
-    wait_probability: ratio(waited, queued),
     longest_queue: longestQueue,
+    longest_queue_at: longestQueueAt,
+    ...componentColumns(results),
     overloaded_seeds: overloadedSeeds,
     overload_reason: overloadReason(overloads, seeds),
   };
@@ -175,9 +202,71 @@ function overloadReason(overloads: ReadonlyMap<string, number>, seeds: number): 
   return `overloaded: ${parts.join('; ')}`;
 }
 
-/** NaN (an undefined rate or p99) never meets a goal. */
-function meetsGoals(success: number, p99Micros: number, goals: Goals): boolean {
-  return success >= goals.success - RATE_EPSILON && p99Micros <= goals.p99;
+/** NaN (an undefined rate or quantile) never meets a goal; a goal not set asks nothing. */
+function meetsGoals(success: number, p99Micros: number, ttftP99: number, tpotP99: number, goals: Goals): boolean {
+  return success >= goals.success - RATE_EPSILON && p99Micros <= goals.p99 &&
+    (goals.ttftP99 === null || ttftP99 <= goals.ttftP99) && (goals.tpotP99 === null || tpotP99 <= goals.tpotP99);
+}
+
+/** A per-call time (TTFT, TPOT) pooled over seeds: the sum of their histograms, and each seed's p99. */
+class Pooled {
+  private counts = new Float64Array(0);
+  private readonly seedP99s: number[] = [];
+  private sorted = true;
+
+  /** Adds a seed's histogram; returns the seed's own p99 (NaN if it counted nothing). */
+  add(histogram: Uint32Array): number {
+    if (this.counts.length < histogram.length) {
+      const grown = new Float64Array(histogram.length);
+      grown.set(this.counts);
+      this.counts = grown;
+    }
+    for (let i = 0; i < histogram.length; i++) this.counts[i]! += histogram[i]!;
+    const p99 = histogram.length === 0 ? Number.NaN : quantile(histogram, 0.99);
+    if (!Number.isNaN(p99)) {
+      this.seedP99s.push(p99);
+      this.sorted = false;
+    }
+    return p99;
+  }
+
+  /** Quantile of the pooled histogram, microseconds; NaN when it is empty. */
+  quantile(q: number): number {
+    return this.counts.length === 0 ? Number.NaN : quantile(this.counts, q);
+  }
+
+  /** Nearest-rank quantile of the per-seed p99s, microseconds. */
+  seedP99(q: number): number {
+    if (!this.sorted) {
+      this.seedP99s.sort((a, b) => a - b);
+      this.sorted = true;
+    }
+    return nearestRank(this.seedP99s, q);
+  }
+}
+
+/** The per-component columns; NaN for a component the design lacks. */
+function componentColumns(results: readonly InstanceResult[]): Record<ComponentColumn, number> {
+  const out = {} as Record<ComponentColumn, number>;
+  for (const c of COMPONENT_NAMES) {
+    const loads = results.flatMap((r) => r.components[c] ?? []);
+    const has = loads.length > 0;
+    const total = (f: (l: (typeof loads)[number]) => number): number => loads.reduce((s, l) => s + f(l), 0);
+    out[`${c}_utilization`] = has ? ratio(total((l) => l.busyMicros), total((l) => l.capacityMicros)) : Number.NaN;
+    out[`${c}_rejected`] = has ? total((l) => l.rejected) : Number.NaN;
+    out[`${c}_timed_out`] = has ? total((l) => l.timedOut) : Number.NaN;
+  }
+  for (const c of QUEUED_COMPONENTS) {
+    const queues = results.flatMap((r) => r.components[c]?.queue ?? []);
+    const waits = new Pooled();
+    for (const q of queues) waits.add(q.waits);
+    const reached = queues.reduce((s, q) => s + q.reached, 0);
+    const has = queues.length > 0;
+    out[`${c}_wait_mean_ms`] = has ? ratio(queues.reduce((s, q) => s + q.waitSum, 0), reached) / 1000 : Number.NaN;
+    out[`${c}_wait_p99_ms`] = has ? waits.quantile(0.99) / 1000 : Number.NaN;
+    out[`${c}_wait_probability`] = has ? ratio(queues.reduce((s, q) => s + q.waited, 0), reached) : Number.NaN;
+  }
+  return out;
 }
 
 /** 0 rather than NaN: these are "none of it" when nothing happened (no tokens, no calls). */

@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Problem } from '../model/problem.js';
+import { goalsInMilliseconds, type GoalsInMilliseconds, type Problem } from '../model/problem.js';
 import { loadProblem } from '../problem/parse.js';
 import { shippedProblemsDir } from '../sweep/spec.js';
 import { ServiceError } from './errors.js';
@@ -12,7 +12,7 @@ import { ServiceError } from './errors.js';
 export interface ProblemListing {
   readonly id: string;
   readonly title: string;
-  readonly goals: { readonly success: number; readonly p99_ms: number };
+  readonly goals: GoalsInMilliseconds;
   readonly confidence: number;
   readonly cases: readonly string[];
   readonly links: { readonly self: string };
@@ -39,7 +39,7 @@ export class ProblemCatalog {
     return [...this.problems()].map(([id, p]) => ({
       id,
       title: p.title,
-      goals: { success: p.goals.success, p99_ms: p.goals.p99 / 1000 },
+      goals: goalsInMilliseconds(p.goals),
       confidence: p.confidence,
       cases: p.cases.map((c) => c.name),
       links: { self: `/v1/problems/${id}` },

@@ -8,12 +8,17 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { packageVersion } from '../cli/version.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { PROBLEM_TYPE, statusTitle } from './errors.js';
-import type { JsonSchema } from './schemas.js';
+import { sweepTableSchema, type JsonSchema } from './schemas.js';
+
+/** A sweep table's JSON body, by reference. */
+export const SWEEP_TABLE_JSON: JsonSchema = { $ref: '#/components/schemas/SweepTable' };
 
 export interface ResponseDoc {
   readonly description: string;
   /** Media types of a success; errors are always problem documents. */
   readonly types?: readonly string[];
+  /** The schema of its application/json body, where the document describes one. */
+  readonly json?: JsonSchema;
 }
 
 export interface RouteDoc {
@@ -80,8 +85,9 @@ function parameters(schema: unknown, where: 'path' | 'query'): JsonSchema[] {
 
 function response(status: number, doc: ResponseDoc): JsonSchema {
   const types = status >= 400 ? [PROBLEM_TYPE] : (doc.types ?? []);
-  const schema = status >= 400 ? { $ref: '#/components/schemas/Problem' } : {};
-  return { description: doc.description, ...(types.length > 0 ? { content: Object.fromEntries(types.map((t) => [t, { schema }])) } : {}) };
+  const schemaOf = (type: string): JsonSchema =>
+    status >= 400 ? { $ref: '#/components/schemas/Problem' } : type === 'application/json' && doc.json !== undefined ? doc.json : {};
+  return { description: doc.description, ...(types.length > 0 ? { content: Object.fromEntries(types.map((t) => [t, { schema: schemaOf(t) }])) } : {}) };
 }
 
 function operation(route: RouteOptions, method: string, doc: RouteDoc): JsonSchema {
@@ -127,7 +133,7 @@ export function registerOpenApi(app: FastifyInstance): () => JsonSchema {
         description: 'Monte Carlo simulation of LLM-serving designs: sweeps over parameter grids (Arrow, JSON, CSV), background jobs, shipped problems, hints.',
       },
       paths,
-      components: { schemas: { Problem: PROBLEM_SCHEMA } },
+      components: { schemas: { Problem: PROBLEM_SCHEMA, SweepTable: sweepTableSchema } },
     };
   };
   const openApi = (): JsonSchema => (document ??= build());

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
 import type { JobEvent } from './jobs.js';
-import { NOT_ACCEPTABLE, NOT_FOUND } from './openapi.js';
+import { NOT_ACCEPTABLE, NOT_FOUND, SWEEP_TABLE_JSON } from './openapi.js';
 import { parseSweepBody } from './routes-sweeps.js';
 import { idParamsSchema, resultQuerySchema, sweepBodySchema } from './schemas.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
@@ -99,7 +99,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
         doc: {
           summary: "A job's table (Arrow stream, JSON or CSV by Accept); ?partial=1 for the points finished so far",
           responses: {
-            200: { description: 'one row per finished (grid point, case)', types: Object.values(TABLE_MEDIA_TYPES) },
+            200: { description: 'one row per finished (grid point, case)', types: Object.values(TABLE_MEDIA_TYPES), json: SWEEP_TABLE_JSON },
             404: NOT_FOUND,
             406: NOT_ACCEPTABLE,
             409: { description: 'the job has not finished (ask with ?partial=1)' },

@@ -12,7 +12,7 @@ import { sweepFromObject, type GridSize, type Sweep } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
 import { busy } from './errors.js';
-import { NOT_ACCEPTABLE, RUN_ERRORS } from './openapi.js';
+import { NOT_ACCEPTABLE, RUN_ERRORS, SWEEP_TABLE_JSON } from './openapi.js';
 import { sweepBodySchema } from './schemas.js';
 import { runSweepStreaming } from './streaming-run.js';
 import { encodeTable, negotiate, TABLE_MEDIA_TYPES } from './tables.js';
@@ -41,7 +41,7 @@ export function registerSweepRoutes(app: FastifyInstance, ctx: ServiceContext): 
         doc: {
           summary: 'Run a sweep and answer its table (Arrow stream, JSON or CSV by Accept)',
           responses: {
-            200: { description: 'one row per (grid point, case); Arrow batches stream as points finish', types: Object.values(TABLE_MEDIA_TYPES) },
+            200: { description: 'one row per (grid point, case); Arrow batches stream as points finish', types: Object.values(TABLE_MEDIA_TYPES), json: SWEEP_TABLE_JSON },
             ...RUN_ERRORS,
             406: NOT_ACCEPTABLE,
             413: { description: 'sweep over the synchronous limit (POST /v1/jobs instead) or the absolute one; a body too large, too deep or with too many keys' },

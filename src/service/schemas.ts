@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { hintRequestSchema } from '../hint/api.js';
+import { COLUMNS } from '../model/summary.js';
 import { sweepFileSchema } from '../sweep/spec.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -39,4 +40,35 @@ export const resultQuerySchema: JsonSchema = {
     partial: { type: 'string', enum: ['0', '1', 'false', 'true'], description: 'answer with the finished points before the job ends' },
   },
   additionalProperties: false,
+};
+
+const COLUMN_TYPE = { count: 'integer', number: 'number', text: 'string', boolean: 'boolean' } as const;
+
+/**
+ * A sweep table's JSON body: one row per (grid point, case), the grid paths' values first
+ * (`"gpu.slots": 8`), then every summary column with its meaning (src/model/summary.ts).
+ * Numbers are null where they do not exist (a quantile of nothing, a component the design lacks).
+ */
+export const sweepTableSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    sweep: { type: 'object', description: 'the sweep: id, problem, grid paths, cases, seeds, confidence, goals (milliseconds)' },
+    meta: { type: 'object', description: 'how it ran: engine, adapter, seeds, batches, version' },
+    rows: {
+      type: 'array',
+      items: {
+        type: 'object',
+        description: 'the grid paths\' values, then the summary columns',
+        properties: Object.fromEntries([...COLUMNS].map(([name, c]) => [
+          name,
+          { type: c.kind === 'text' || c.kind === 'boolean' ? COLUMN_TYPE[c.kind] : [COLUMN_TYPE[c.kind], 'null'], description: c.meaning },
+        ])),
+        required: [...COLUMNS.keys()],
+      },
+    },
+    unfinished: { type: 'array', description: 'grid points not run (a cancelled or failed sweep), with their index', items: { type: 'object' } },
+    cancelled: { type: 'boolean' },
+    error: { type: ['string', 'null'] },
+  },
+  required: ['sweep', 'meta', 'rows', 'unfinished', 'cancelled', 'error'],
 };

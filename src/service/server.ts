@@ -19,6 +19,7 @@ import { registerHealthRoute } from './routes-health.js';
 import { registerHintRoute } from './routes-hints.js';
 import { registerJobRoutes } from './routes-jobs.js';
 import { registerProblemRoutes } from './routes-problems.js';
+import { registerProfileRoutes } from './routes-profiles.js';
 import { registerSweepRoutes } from './routes-sweeps.js';
 import { Slots } from './slots.js';
 import type { SweepRunner } from './streaming-run.js';
@@ -96,6 +97,7 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
   };
   registerHealthRoute(app, ctx);
   registerProblemRoutes(app, ctx);
+  registerProfileRoutes(app);
   registerSweepRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerHintRoute(app, ctx);

@@ -3,6 +3,7 @@
  * row per (grid point, case): the grid columns first, then `servesim run`'s summary columns,
  * encoded as report/format.ts encodes them (NaN and Infinity: null in JSON, as in Arrow).
  */
+import { goalsInMilliseconds } from '../model/problem.js';
 import { SUMMARY_COLUMNS } from '../model/summary.js';
 import { csvField, formatCsv, formatTable, summaryToJson, type JsonCell } from '../report/format.js';
 import type { SweepOutcome } from './run.js';
@@ -30,7 +31,7 @@ export function sweepToJson(sweep: Sweep, outcome: SweepOutcome): Record<string,
       seeds: sweep.seeds,
       baseSeed: sweep.baseSeed,
       confidence: sweep.confidence,
-      goals: { success: sweep.problem.goals.success, p99_ms: sweep.problem.goals.p99 / 1000 },
+      goals: goalsInMilliseconds(sweep.problem.goals),
     },
     meta: outcome.meta,
     rows: outcome.rows.map((r): Record<string, JsonCell> => ({ ...pointValues(sweep, r.point), ...summaryToJson(r.summary) })),

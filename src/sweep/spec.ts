@@ -47,7 +47,7 @@ export const sweepFileSchema = z
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
     seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(64).describe('seeds per case and grid point'),
     seed: z.number().int().min(0).max(0xffffffff).optional().describe("the first seed; default: the problem's seed"),
-    confidence: z.number().gt(0).max(1).optional().describe("share of seeds that must meet both goals; default: the problem's"),
+    confidence: z.number().gt(0).max(1).optional().describe("share of seeds that must meet every goal; default: the problem's"),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
   })
   .strict();

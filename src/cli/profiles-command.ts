@@ -1,0 +1,80 @@
+/**
+ * `servesim profiles [--format table|json]`: the GPU profiles a problem's `gpu.profile` may
+ * name (the built-in assumptions and the published catalogue), what the engines run for each,
+ * the rounding to their integer units, and the GPU types' list prices. GET /v1/profiles answers
+ * the same document as the JSON.
+ */
+import type { Command } from 'commander';
+import { listProfiles, type ProfileListing, type ProfilesDocument } from '../problem/profiles.js';
+import { EXIT, formatOption } from './options.js';
+import type { CliIo } from './run-command.js';
+
+export function addProfilesCommand(program: Command, io: Pick<CliIo, 'stdout'>, setExit: (code: number) => void): void {
+  program
+    .command('profiles')
+    .description("list the GPU profiles gpu.profile may name, their sources, what the engines run and the GPU types' prices")
+    .addOption(formatOption(['table', 'json']))
+    .addHelpText(
+      'after',
+      '\nA problem names one as gpu.profile: 8b-h100, or a catalogue id such as\n' +
+        'llama-3.1-8b-instruct/h100/tp2. JSON adds each source\'s coefficients as published.\n\n' +
+        'Examples:\n' +
+        '  servesim profiles\n' +
+        '  servesim profiles -f json',
+    )
+    .action((opts: { format: 'table' | 'json' }) => {
+      const doc = listProfiles();
+      io.stdout.write(opts.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : formatProfiles(doc));
+      setExit(EXIT.ok);
+    });
+}
+
+const COLUMNS: readonly (readonly [string, (p: ProfileListing) => string])[] = [
+  ['id', (p) => p.id],
+  ['gpu', (p) => p.gpu ?? '-'],
+  ['tp', (p) => (p.tp === null ? '-' : String(p.tp))],
+  ['vllm', (p) => p.vllm?.replace(/^.*:/, '') ?? '-'],
+  ['base us', (p) => String(p.base_us)],
+  ['perSeq us', (p) => String(p.per_seq_us)],
+  ['prefill ns/tok', (p) => String(p.prefill_ns_per_token)],
+  ['chunk', (p) => String(p.chunk)],
+  ['kv tokens', (p) => String(p.kv_tokens)],
+  ['$/GPU-h', (p) => (p.price_per_gpu_hour === null ? '-' : p.price_per_gpu_hour.toFixed(2))],
+  ['perSeq rounding', (p) => (p.rounding === null ? 'assumption' : percent(p.rounding.perSeqRelative))],
+];
+
+function percent(x: number): string {
+  return `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+}
+
+/** The table, then where the numbers come from. */
+export function formatProfiles(doc: ProfilesDocument): string {
+  const rows = doc.profiles.map((p) => COLUMNS.map(([, cell]) => cell(p)));
+  const head = COLUMNS.map(([name]) => name);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  // names left, numbers right
+  const render = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i < 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const lines = [render(head), render(widths.map((w) => '-'.repeat(w))), ...rows.map(render)];
+  lines.push('');
+  const sources = new Set(doc.profiles.filter((p) => !p.assumption).map((p) => p.source));
+  for (const p of doc.profiles.filter((x) => x.assumption)) lines.push(`${p.id}: ${p.source}`);
+  for (const s of sources) lines.push(`catalogue: ${s}`);
+  lines.push(
+    'The engines take base and perSeq in whole microseconds and prefill in whole nanoseconds a token; ' +
+      '"perSeq rounding" is what that does to the per-decode-token time (-f json: every rounding).',
+  );
+  if (doc.shadowed.length > 0) {
+    lines.push(
+      `${doc.shadowed.length} later items of the catalogue repeat an earlier model, GPU, TP and vLLM version with other numbers; ` +
+        'as in BLIS, the first is the one used (-f json lists the others under "shadowed").',
+    );
+  }
+  for (const price of doc.prices) {
+    lines.push(
+      `$/GPU-h ${price.type}: ${price.gpu}, ${price.instance} at $${price.instancePerHour}/h over ${price.gpusPerInstance} GPUs, ` +
+        `read ${price.retrieved} (${price.file}); set gpu.pricePerHour to what you pay`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

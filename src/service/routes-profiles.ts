@@ -1,0 +1,20 @@
+/** The GPU profiles a problem's gpu.profile may name, and the GPU types' list prices. */
+import type { FastifyInstance } from 'fastify';
+import { listProfiles } from '../problem/profiles.js';
+
+export function registerProfileRoutes(app: FastifyInstance): void {
+  app.get(
+    '/v1/profiles',
+    {
+      config: {
+        doc: {
+          summary:
+            'The GPU profiles gpu.profile may name (built-in assumptions and the published catalogue, each with its source, ' +
+            'what the engines run and the rounding to their units), and the GPU types\' list prices per GPU-hour; as `servesim profiles -f json`',
+          responses: { 200: { description: '{profiles: [...], prices: [...], shadowed: [...]}', types: ['application/json'] } },
+        },
+      },
+    },
+    async () => listProfiles(),
+  );
+}

@@ -1,0 +1,125 @@
+/**
+ * A sweep's results table as every writer (Arrow, Parquet) sees it: one row per (grid point,
+ * case), the grid columns first, then the summary columns of `servesim run`, each with one
+ * type; and the key/value metadata that says what the table is and how much of the sweep it
+ * holds (a reader tells a table cut short, refused, from one that is partial on purpose).
+ */
+import { goalsInMilliseconds } from '../model/problem.js';
+import { INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
+import type { GridAxis, Sweep } from './spec.js';
+import type { SweepMeta, SweepRow } from './run.js';
+
+/** Counts are int32, other numbers float64. */
+export type ColumnType = 'int32' | 'float64' | 'bool' | 'string';
+
+export interface ResultColumn {
+  readonly name: string;
+  readonly type: ColumnType;
+  readonly nullable: boolean;
+  /** A string column's values when known up front (grid names, case names), in their order: the Arrow dictionary. */
+  readonly names?: readonly string[];
+  readonly valueOf: (row: SweepRow) => number | string | boolean | null;
+}
+
+function gridColumn(axis: GridAxis, a: number): ResultColumn {
+  if (axis.type === 'string') {
+    return { name: axis.path, type: 'string', nullable: false, names: axis.values.map(String), valueOf: (r) => String(r.point.values[a]) };
+  }
+  return { name: axis.path, type: axis.type === 'int' ? 'int32' : 'float64', nullable: false, valueOf: (r) => r.point.values[a]! };
+}
+
+/** Non-finite numbers (no successes, no deadline) are nulls, as in the JSON output. */
+function finiteOrNull(v: number): number | null {
+  return Number.isFinite(v) ? v : null;
+}
+
+function summaryColumn(name: keyof CaseSummary, caseNames: readonly string[]): ResultColumn {
+  if (name === 'case') return { name, type: 'string', nullable: false, names: caseNames, valueOf: (r) => r.summary.case };
+  if (name === 'passes') return { name, type: 'bool', nullable: false, valueOf: (r) => r.summary.passes };
+  if (TEXT_COLUMNS.has(name)) return { name, type: 'string', nullable: false, valueOf: (r) => r.summary[name] as string };
+  return {
+    name,
+    type: INTEGER_COLUMNS.has(name) ? 'int32' : 'float64',
+    nullable: true,
+    valueOf: (r) => finiteOrNull(r.summary[name] as number),
+  };
+}
+
+/** The columns of a sweep's results, in table order. */
+export function resultColumns(sweep: Sweep): ResultColumn[] {
+  return [...sweep.axes.map(gridColumn), ...SUMMARY_COLUMNS.map((name) => summaryColumn(name, sweep.caseNames))];
+}
+
+/** Which grid points a table holds, when not all of them: what a sweep stopped early finished. */
+export interface HeldPoints {
+  /** Grid point indexes, each once. */
+  readonly points: readonly number[];
+  /** Why the others are missing ("cancelled", an error's message). */
+  readonly stopped?: string;
+}
+
+/**
+ * The rows grouped by grid point (points in the order they first appear), and which points
+ * they hold; `stopped`: why the sweep stopped early, when they lack some.
+ */
+export function groupByPoint(rows: readonly SweepRow[], stopped?: string): { groups: SweepRow[][]; held: HeldPoints } {
+  const byPoint = new Map<number, SweepRow[]>();
+  for (const row of rows) {
+    const list = byPoint.get(row.point.index) ?? [];
+    list.push(row);
+    byPoint.set(row.point.index, list);
+  }
+  return { groups: [...byPoint.values()], held: { points: [...byPoint.keys()], ...(stopped === undefined ? {} : { stopped }) } };
+}
+
+/** `[1, 2, 3, 7]` -> "1-3, 7". */
+function indexRanges(indexes: readonly number[]): string {
+  const sorted = [...indexes].sort((a, b) => a - b);
+  const ranges: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    ranges.push(i === j ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return ranges.join(', ');
+}
+
+/** The metadata that says how much of the sweep a table holds (all of it without `held`). */
+function completenessMetadata(sweep: Sweep, held: HeldPoints | undefined): [string, string][] {
+  const total = sweep.points.length;
+  const points = held?.points.length ?? total;
+  const entries: [string, string][] = [
+    ['servesim.rows', String(points * sweep.caseNames.length)],
+    ['servesim.grid_points', String(total)],
+    ['servesim.points', String(points)],
+  ];
+  if (held !== undefined && points < total) {
+    const present = new Set(held.points);
+    entries.push(['servesim.missing_points', indexRanges(sweep.points.map((p) => p.index).filter((i) => !present.has(i)))]);
+    if (held.stopped !== undefined) entries.push(['servesim.stopped', held.stopped]);
+  }
+  return entries;
+}
+
+/**
+ * The table's key/value metadata: the problem, sweep, engine and goals, and how much of the
+ * sweep it holds. `held`: the points the table holds when the sweep stopped early; all by default.
+ */
+export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints): [string, string][] {
+  return [
+    ['servesim.problem', meta.problemId],
+    ['servesim.sweep', meta.sweepId],
+    ['servesim.version', meta.servesimVersion ?? 'unknown'],
+    ['servesim.engine', meta.engine ?? 'none'],
+    ['servesim.adapter', meta.adapter ?? ''],
+    ['servesim.seeds', String(meta.seeds)],
+    ['servesim.base_seed', String(meta.baseSeed)],
+    ['servesim.created', meta.createdAt],
+    ['servesim.grid', JSON.stringify(sweep.axes.map((a) => a.path))],
+    ['servesim.goals', JSON.stringify(goalsInMilliseconds(sweep.problem.goals))],
+    ['servesim.confidence', String(sweep.confidence)],
+    ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
+    ...completenessMetadata(sweep, held),
+  ];
+}

@@ -1,0 +1,283 @@
+/**
+ * The GPU profile catalogue (problems/profiles/): BLIS's fits carried over item for item, each
+ * mapped onto the engines' iteration time with its rounding stated, selected by its id, listed
+ * by `servesim profiles` and GET /v1/profiles; and the GPU types' prices.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compile } from '../src/engine/compile.js';
+import { P } from '../src/engine/layout.js';
+import { ServesimError } from '../src/errors.js';
+import { loadProblem, problemFromObject } from '../src/problem/parse.js';
+import { BUILTIN_PROFILES, catalogueProfile, gpuPrices, listProfiles, profileCatalogue, type ProfilesDocument } from '../src/problem/profiles.js';
+import { buildServer } from '../src/service/server.js';
+import { runCli } from './cli-support.js';
+
+interface SourceItem {
+  id: string;
+  GPU: string;
+  tensor_parallelism: number;
+  vllm_version: string;
+  beta_coeffs: number[];
+  alpha_coeffs: number[];
+  total_kv_blocks: number;
+  best_loss: number;
+}
+const blis = parseYaml(readFileSync('problems/profiles/blis.yaml', 'utf8')) as { blockSize: number; chunk: number; models: SourceItem[] };
+
+/** A request problem with no shared prefix (its KV cache indexes no prefix entries), on `profile`. */
+function problemOn(profile: unknown, gpu: Record<string, unknown> = {}) {
+  return problemFromObject({
+    id: 'on-profile',
+    goals: { success: 0.99, p99: '10s' },
+    traffic: { rate: 5, duration: '30s' },
+    workload: { kind: 'request', unique: 1000, output: 50 },
+    lb: {},
+    app: { slots: 100, timeout: '30s' },
+    router: { policy: 'least-loaded' },
+    gpu: { replicas: 2, slots: 8, profile, ...gpu },
+  });
+}
+
+function thrown(f: () => unknown): ServesimError & { issues: { path: string; message: string }[] } {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ServesimError) return e as ServesimError & { issues: { path: string; message: string }[] };
+    throw e;
+  }
+  throw new Error('expected an error');
+}
+
+describe('the BLIS catalogue', () => {
+  const { profiles, shadowed } = profileCatalogue();
+  const key = (m: SourceItem): string => `${m.id} ${m.GPU} ${m.tensor_parallelism} ${m.vllm_version}`;
+
+  it('carries every item of the source: the first of each key is a profile, later ones repeat it or are listed as shadowed', () => {
+    expect(blis.models).toHaveLength(109);
+    const first = new Map<string, SourceItem>();
+    const repeats: SourceItem[] = [];
+    for (const m of blis.models) {
+      if (first.has(key(m))) repeats.push(m);
+      else first.set(key(m), m);
+    }
+    expect(profiles).toHaveLength(first.size);
+    expect(first.size).toBe(85);
+    // a repeat is either the first item again, number for number, or a shadowed one
+    const differing = repeats.filter((m) => JSON.stringify(m) !== JSON.stringify(first.get(key(m))));
+    expect(repeats.length - differing.length).toBe(19);
+    expect(shadowed.map((s) => s.id)).toEqual([
+      'phi-4-fp8-dynamic/h100/tp1',
+      'phi-4-fp8-dynamic/h100/tp2',
+      'phi-4-quantized.w4a16/h100/tp1',
+      'phi-4-quantized.w8a8/h100/tp1',
+      'phi-4-quantized.w8a8/h100/tp2',
+    ]);
+    for (const p of profiles) {
+      const m = [...first.values()].find((x) => x.id === p.model && x.GPU === p.gpu && x.tensor_parallelism === p.tp)!;
+      expect([p.beta, p.alpha, p.totalKvBlocks, p.bestLoss, p.vllm]).toEqual([m.beta_coeffs, m.alpha_coeffs, m.total_kv_blocks, m.best_loss, m.vllm_version]);
+    }
+    expect(new Set(profiles.map((p) => p.id)).size).toBe(profiles.length);
+  });
+
+  it('keeps the numbers as BLIS publishes them, with their source and commit', () => {
+    // the same fit BLIS's own experiment scripts pass as --beta-coeffs and --total-kv-blocks
+    const p = catalogueProfile('llama-3.1-8b-instruct/h100/tp2')!;
+    expect(p.model).toBe('meta-llama/llama-3.1-8b-instruct');
+    expect(p.beta).toEqual([6910.420479880494, 17.67057489844186, 2.8377471109943855]);
+    expect(p.alpha).toEqual([1601.350510688092, 3.512476196805965, 1805.5430360826988]);
+    expect(p.totalKvBlocks).toBe(132139);
+    expect(p.vllm).toBe('vllm/vllm-openai:v0.8.4');
+    expect(p.source).toMatchObject({ commit: '1a6eb353412e981dba604fccd5096da4e8aee6da', licence: expect.stringMatching(/^Apache-2\.0/), file: 'problems/profiles/blis.yaml' });
+    expect(p.source.url).toContain(p.source.commit);
+  });
+
+  it('maps every entry onto engine words: base = beta0, perSeq = beta2, prefill = beta1 a token, KV = blocks x 16', () => {
+    for (const c of profiles) {
+      const problem = problemOn(c.id);
+      const params = compile(problem, problem.cases[0]!).params;
+      const [b0, b1, b2] = c.beta;
+      expect([params[P.ITER_BASE], params[P.ITER_PER_SEQ], params[P.PREFILL_NS_PER_TOKEN]], c.id).toEqual([Math.round(b0), Math.round(b2), Math.round(b1 * 1000)]);
+      expect([params[P.CHUNK], params[P.KV_TOKENS]], c.id).toEqual([blis.chunk, c.totalKvBlocks * blis.blockSize]);
+      // the stated rounding is what the words differ from the source by
+      expect(c.rounding.baseUs, c.id).toBeCloseTo(params[P.ITER_BASE]! - b0, 9);
+      expect(c.rounding.perSeqUs, c.id).toBeCloseTo(params[P.ITER_PER_SEQ]! - b2, 9);
+      expect(c.rounding.prefillNsPerToken, c.id).toBeCloseTo(params[P.PREFILL_NS_PER_TOKEN]! - b1 * 1000, 6);
+      for (const error of [c.rounding.baseUs, c.rounding.perSeqUs, c.rounding.prefillNsPerToken]) expect(Math.abs(error)).toBeLessThanOrEqual(0.5);
+    }
+  });
+
+  it('states the rounding: prefill within 0.3% everywhere, perSeq off by whole microseconds where beta2 is small', () => {
+    const byId = new Map(profiles.map((p) => [p.id, p.rounding]));
+    expect(Math.max(...profiles.map((p) => Math.abs(p.rounding.prefillRelative)))).toBeLessThan(0.003);
+    // the worst: a decode token's 0.38 us becomes 0 (decoding costs nothing), 0.56 us becomes 1
+    expect(byId.get('qwen2.5-7b-instruct-quantized.w8a8/h100/tp4')!.perSeqRelative).toBe(-1);
+    expect(byId.get('granite-3.1-8b-instruct/h100/tp1')!.perSeqRelative).toBeCloseTo(0.7928, 3);
+    const over10 = profiles.filter((p) => Math.abs(p.rounding.perSeqRelative) > 0.1).map((p) => p.id);
+    expect(over10).toEqual([
+      'granite-3.1-8b-instruct/h100/tp1',
+      'mistral-small-3.1-24b-instruct-2503/h100/tp1',
+      'mistral-small-3.1-24b-instruct-2503/h100/tp8',
+      'phi-4-quantized.w8a8/h100/tp1',
+      'smollm3-3b-fp8-dynamic/h100/tp4',
+      'llama-3.3-70b-instruct-quantized.w4a16/h100/tp4',
+      'qwen2.5-7b-instruct-quantized.w4a16/h100/tp1',
+      'qwen2.5-7b-instruct-quantized.w8a8/h100/tp4',
+    ]);
+  });
+});
+
+describe('gpu.profile by catalogue id', () => {
+  it('selects the entry: its tp, GPU type, KV capacity as the default kvTokens, and its list price', () => {
+    const gpu = problemOn('llama-3.1-8b-instruct/h100/tp2').gpu!;
+    expect(gpu.profile).toEqual({
+      name: 'llama-3.1-8b-instruct/h100/tp2',
+      base: 6910,
+      perSeq: 3,
+      prefillRate: 1000 / 17.67057489844186,
+      chunk: 2048,
+      tp: 2,
+      gpuType: 'H100',
+      kvTokens: 132139 * 16,
+    });
+    expect(gpu.kvTokens).toBe(132139 * 16);
+    expect(gpu.pricePerHour).toBe(55.04 / 8);
+    expect(problemOn('llama-3.1-8b-instruct/a100-80/tp2').gpu!.pricePerHour).toBe(27.44705 / 8);
+  });
+
+  it('lets the problem set kvTokens and pricePerHour', () => {
+    const gpu = problemOn('llama-3.1-8b-instruct/h100/tp2', { kvTokens: 300_000, pricePerHour: 2.49 }).gpu!;
+    expect([gpu.kvTokens, gpu.pricePerHour]).toEqual([300_000, 2.49]);
+  });
+
+  it('keeps the built-in profiles as they were: no GPU type, tp or price unless the problem gives one', () => {
+    const gpu = problemOn('8b-h100').gpu!;
+    expect(gpu).toEqual({ replicas: 2, slots: 8, kvTokens: 400_000, profile: BUILTIN_PROFILES['8b-h100'] });
+    expect(gpu.pricePerHour).toBeUndefined();
+    expect(problemOn('70b-h100', { pricePerHour: 20 }).gpu!.pricePerHour).toBe(20);
+    expect(problemOn({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 4 }).gpu!.profile.tp).toBe(4);
+  });
+
+  it('works from a file and through --set, as any profile name does', () => {
+    const p = loadProblem('problems/hot-prefix.yaml', ['gpu.profile=qwen2.5-7b-instruct/a100-80/tp4']);
+    expect(p.gpu?.profile.name).toBe('qwen2.5-7b-instruct/a100-80/tp4');
+    expect(p.gpu?.profile.tp).toBe(4);
+  });
+
+  it('refuses an unknown id naming gpu.profile, with the close ids', () => {
+    let err = thrown(() => problemOn('llama-3.1-8b-instruct/h100/tp3'));
+    expect(err.issues.map((i) => i.path)).toEqual(['gpu.profile']);
+    expect(err.message).toContain('unknown profile; built-in profiles are 8b-h100, 70b-h100');
+    expect(err.message).toContain('close: llama-3.1-8b-instruct/a100-80/tp1, llama-3.1-8b-instruct/h100/tp1, llama-3.1-8b-instruct/a100-80/tp2, llama-3.1-8b-instruct/h100/tp2');
+    // the organisation-qualified name, and a model named in part
+    expect(thrown(() => problemOn('meta-llama/llama-3.1-8b-instruct/h100/tp2')).message).toContain('close: llama-3.1-8b-instruct/a100-80/tp1');
+    expect(thrown(() => problemOn('gpt-oss/h100/tp2')).message).toMatch(/close: gpt-oss-120b\/h100\/tp1, .*gpt-oss-20b\/h100\/tp8/);
+    err = thrown(() => problemOn('llama-3.1-8b-instruct/H100/tp2'));
+    expect(err.message).toContain('llama-3.1-8b-instruct/h100/tp2');
+  });
+
+  it('refuses a price or tp out of range, naming the field', () => {
+    for (const [gpu, path] of [
+      [{ pricePerHour: 0 }, 'gpu.pricePerHour'],
+      [{ pricePerHour: -3 }, 'gpu.pricePerHour'],
+      [{ pricePerHour: 1001 }, 'gpu.pricePerHour'],
+      [{ pricePerHour: '6.88' }, 'gpu.pricePerHour'],
+    ] as const) {
+      expect(thrown(() => problemOn('llama-3.1-8b-instruct/h100/tp2', gpu)).issues.map((i) => i.path)).toEqual([path]);
+    }
+    const inline = (tp: unknown) => ({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp });
+    for (const tp of [0, 65, 1.5]) expect(thrown(() => problemOn(inline(tp))).issues.map((i) => i.path)).toEqual(['gpu.profile.tp']);
+  });
+
+  it('says where a KV capacity the problem did not set came from when it is refused', () => {
+    // 2.1M tokens over a 500-token system prompt: more cache entries than a replica indexes
+    const err = thrown(() =>
+      problemFromObject({
+        id: 'agents',
+        goals: { success: 0.9, p99: '60s' },
+        traffic: { rate: 1, duration: '30s' },
+        workload: { kind: 'task', system: 500 },
+        lb: {},
+        app: { slots: 100, timeout: '120s' },
+        orchestrator: { slots: 10, steps: 2 },
+        router: { policy: 'round-robin' },
+        gpu: { replicas: 2, slots: 8, profile: 'llama-3.1-8b-instruct/h100/tp2' },
+        tools: { slots: 10 },
+      }),
+    );
+    expect(err.issues.map((i) => i.path)).toEqual(['gpu.kvTokens']);
+    expect(err.message).toContain("2114224 tokens (gpu.profile llama-3.1-8b-instruct/h100/tp2's KV capacity; set gpu.kvTokens to change it) hold");
+  });
+});
+
+describe('the prices', () => {
+  it('are dated and sourced, per GPU-hour from the instance price', () => {
+    expect(gpuPrices().map((p) => [p.type, p.instance, p.perGpuHour, p.retrieved])).toEqual([
+      ['H100', 'p5.48xlarge', 6.88, '2026-11-09'],
+      ['A100-80', 'p4de.24xlarge', 3.43088125, '2026-11-09'],
+    ]);
+    // every GPU type the catalogue names has a price
+    const types = new Set(profileCatalogue().profiles.map((p) => p.gpu));
+    expect([...types].sort()).toEqual(gpuPrices().map((p) => p.type).sort());
+  });
+});
+
+const cli = runCli;
+
+describe('servesim profiles', () => {
+  it('--format json lists every profile, the prices and the shadowed items', async () => {
+    const { code, out } = await cli('profiles', '--format', 'json');
+    expect(code).toBe(0);
+    const doc = JSON.parse(out) as ProfilesDocument;
+    expect(doc).toEqual(JSON.parse(JSON.stringify(listProfiles())));
+    expect(doc.profiles).toHaveLength(2 + 85);
+    expect(doc.profiles.slice(0, 2).map((p) => [p.id, p.assumption])).toEqual([['8b-h100', true], ['70b-h100', true]]);
+    expect(doc.profiles.find((p) => p.id === 'llama-3.1-8b-instruct/h100/tp2')).toMatchObject({
+      assumption: false,
+      gpu: 'H100',
+      tp: 2,
+      base_us: 6910,
+      per_seq_us: 3,
+      prefill_ns_per_token: 17671,
+      kv_tokens: 2114224,
+      price_per_gpu_hour: 6.88,
+      coefficients: { beta: [6910.420479880494, 17.67057489844186, 2.8377471109943855], total_kv_blocks: 132139, block_size: 16 },
+    });
+    expect(doc.shadowed).toHaveLength(5);
+  });
+
+  it('prints a table with the rounding, the sources and the prices', async () => {
+    const { code, out } = await cli('profiles');
+    expect(code).toBe(0);
+    expect(out).toMatch(/^id +gpu +tp +vllm +base us +perSeq us +prefill ns\/tok +chunk +kv tokens +\$\/GPU-h +perSeq rounding$/m);
+    expect(out).toMatch(/^8b-h100 +- +- +- +8000 +250 +62500 +2048 +400000 +- +assumption$/m);
+    expect(out).toMatch(/^qwen2\.5-7b-instruct-quantized\.w8a8\/h100\/tp4 +H100 +4 +v0\.8\.4 +2335 +0 +7124 +2048 +20963232 +6\.88 +-100\.0%$/m);
+    expect(out).toContain('at 1a6eb353412e981dba604fccd5096da4e8aee6da');
+    expect(out).toContain('$/GPU-h H100: NVIDIA H100 SXM 80 GB, p5.48xlarge at $55.04/h over 8 GPUs, read 2026-11-09');
+  });
+
+  it('refuses another format', async () => {
+    const { code, err } = await cli('profiles', '--format', 'csv');
+    expect(code).toBe(2);
+    expect(err).toMatch(/--format/);
+  });
+});
+
+describe('GET /v1/profiles', () => {
+  let app: FastifyInstance;
+  beforeAll(() => {
+    app = buildServer();
+  });
+  afterAll(() => app.close());
+
+  it('answers what servesim profiles -f json prints, and is in the OpenAPI document', async () => {
+    const res = await app.inject('/v1/profiles');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual(JSON.parse(JSON.stringify(listProfiles())));
+    const doc = (await app.inject('/openapi.json')).json();
+    expect(doc.paths['/v1/profiles'].get.responses['200'].content).toHaveProperty('application/json');
+  });
+});
