@@ -19,7 +19,7 @@ import { acquireGpu, adapterWithDriver, type GpuContext } from '../src/gpu/adapt
 import { runGpu } from '../src/gpu/engine.js';
 import { runReference } from '../src/engine/reference.js';
 import { SimulationPool } from '../src/pool/pool.js';
-import { packageVersion } from '../src/cli/version.js';
+import { packageVersion } from '../src/version.js';
 import { parseInteger } from '../src/cli/options.js';
 import { loadSweep } from '../src/sweep/spec.js';
 import { runSweep } from '../src/sweep/run.js';

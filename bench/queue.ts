@@ -11,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { packageVersion } from '../src/cli/version.js';
+import { packageVersion } from '../src/version.js';
 import { QueueDispatcher } from '../src/queue/dispatcher.js';
 import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { quantile } from '../src/model/histogram.js';
-import { summarize } from '../src/report/summarize.js';
+import { summarize } from '../src/model/summarize.js';
 import { closePool, pooledLatency, runCase } from './support.js';
 
 const SERVERS = 4;

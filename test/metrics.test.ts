@@ -10,7 +10,7 @@ import { runReference } from '../src/engine/reference.js';
 import { runHints } from '../src/hint/search.js';
 import { bucketOf } from '../src/model/histogram.js';
 import { problemFromObject } from '../src/problem/parse.js';
-import { summarize } from '../src/report/summarize.js';
+import { summarize } from '../src/model/summarize.js';
 import { closePool, decodeAll, runCase, sum } from './support.js';
 
 afterAll(closePool);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf } from '../src/model/histogram.js';
 import type { Goals } from '../src/model/problem.js';
 import type { ComponentLoad, InstanceResult } from '../src/model/result.js';
-import { studentT975, summarize } from '../src/report/summarize.js';
+import { studentT975, summarize } from '../src/model/summarize.js';
 
 /** A seed's result: `latencies` are the successes' latencies in microseconds. */
 function seed(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Precision, tableFromIPC, Type } from '@uwdata/flechette';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageVersion } from '../src/cli/version.js';
+import { packageVersion } from '../src/version.js';
 import { main, type ProgramDeps, type SweepIo } from '../src/cli/program.js';
 import { ServesimError } from '../src/errors.js';
 import { SUMMARY_COLUMNS } from '../src/model/summary.js';

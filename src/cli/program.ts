@@ -17,7 +17,7 @@ import { runCommand, type CliDeps, type CliIo } from './run-command.js';
 import { addSweepCommand, type SweepDeps, type SweepIo } from './sweep-command.js';
 import { registerServe } from './serve-command.js';
 import { registerWorker } from './worker-command.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../version.js';
 
 export type { CliDeps, CliIo } from './run-command.js';
 export type { SweepDeps, SweepIo } from './sweep-command.js';

@@ -4,7 +4,7 @@
  * rows of each point, numbers encoded so that the table assembled from them equals a local
  * run's bit for bit).
  */
-import { packageVersion } from '../cli/version.js';
+import { packageVersion } from '../version.js';
 import type { CaseSummary } from '../model/summary.js';
 import type { EngineUsed } from '../run/types.js';
 import { sweepFromObject, type Sweep, type SweepFile } from '../sweep/spec.js';

@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { packageVersion } from '../cli/version.js';
+import { packageVersion } from '../version.js';
 import { ServesimError } from '../errors.js';
 import { problemFromObject } from '../problem/parse.js';
 import { runProblem } from '../run/run.js';

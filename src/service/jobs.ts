@@ -4,7 +4,7 @@
  * the oldest dropped beyond a bound; jobs still queued or running are bounded too.
  */
 import { randomUUID } from 'node:crypto';
-import { packageVersion } from '../cli/version.js';
+import { packageVersion } from '../version.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
 import type { GridPoint, Sweep } from '../sweep/spec.js';
 import { busy, publicMessage, ServiceError } from './errors.js';

@@ -5,7 +5,7 @@
  * bug) are added here, and every error is a problem document (src/service/errors.ts).
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { packageVersion } from '../cli/version.js';
+import { packageVersion } from '../version.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { PROBLEM_TYPE, statusTitle } from './errors.js';
 import { sweepTableSchema, type JsonSchema } from './schemas.js';

@@ -1,7 +1,7 @@
 /** GET /healthz: the server answers, with what it runs on and how busy it is. */
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import { packageVersion } from '../cli/version.js';
+import { packageVersion } from '../version.js';
 import type { ServiceContext } from './context.js';
 
 export function registerHealthRoute(app: FastifyInstance, ctx: ServiceContext): void {

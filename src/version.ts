@@ -1,4 +1,4 @@
-import { packageRoot } from '../package-root.js';
+import { packageRoot } from './package-root.js';
 
 /** servesim's version ("0.1.0"), or "unknown" when package.json cannot be found. */
 export function packageVersion(): string {

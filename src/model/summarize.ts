@@ -1,10 +1,10 @@
 /**
  * Many seeds of one case -> one output row (docs/model.md section 6).
  */
-import type { Goals } from '../model/problem.js';
-import { COMPONENT_NAMES, QUEUED_COMPONENTS, type InstanceResult } from '../model/result.js';
-import type { CaseSummary, ComponentColumn } from '../model/summary.js';
-import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from '../model/histogram.js';
+import type { Goals } from './problem.js';
+import { COMPONENT_NAMES, QUEUED_COMPONENTS, type InstanceResult } from './result.js';
+import type { CaseSummary, ComponentColumn } from './summary.js';
+import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
 
 /**
  * Slack for comparing rates against goals: a rate and a goal that are equal as decimals may
