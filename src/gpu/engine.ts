@@ -12,6 +12,7 @@
  * handles at most a budget of events per instance and reports whether it hit the cap; one that
  * did is undone from a copy of the state and redone with half the budget.
  */
+import type { EngineBatch } from '../engine/batch.js';
 import type { EngineConfig } from '../engine/compile.js';
 import { END_OF_TIME, horizonOf, runReference } from '../engine/reference.js';
 import { ServesimError } from '../errors.js';
@@ -477,4 +478,36 @@ export async function runGpuWithFallback(
     const note = `${err.message}; ${formatCount(count - gpu)} of ${formatCount(count)} instances ran on the CPU reference engine instead`;
     return { records: out, gpuInstances: gpu, cpuInstances: count - gpu, adapter: ctx.adapterName, note };
   }
+}
+
+/** What {@link runGpuBatchWithFallback} ran: each run's records, and why some ran on the CPU. */
+export interface GpuBatchOutcome {
+  readonly records: Uint32Array[];
+  readonly adapter: string;
+  readonly note?: string;
+}
+
+/**
+ * A batch on the GPU, each run's records as {@link runGpuWithFallback} gives them. Runs go to
+ * the device one after another; `onRun` is called as each finishes.
+ */
+export async function runGpuBatchWithFallback(
+  ctx: GpuContext,
+  batch: EngineBatch,
+  options: GpuRunOptions & { readonly onRun?: (run: number, records: Uint32Array) => void } = {},
+): Promise<GpuBatchOutcome> {
+  const records: Uint32Array[] = [];
+  const notes: string[] = [];
+  let before = 0;
+  for (const [index, r] of batch.runs.entries()) {
+    const outcome = await runGpuWithFallback(ctx, batch.configs[r.config]!, r.seed, r.first, r.count, {
+      ...options,
+      onProgress: (done) => options.onProgress?.(before + done),
+    });
+    if (outcome.note !== undefined) notes.push(outcome.note);
+    records.push(outcome.records);
+    before += r.count;
+    options.onRun?.(index, outcome.records);
+  }
+  return { records, adapter: ctx.adapterName, ...(notes.length === 0 ? {} : { note: notes.join('; ') }) };
 }

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { batchInstances, singleRun, type EngineBatch } from '../engine/batch.js';
 import type { EngineConfig } from '../engine/compile.js';
 import { ServesimError } from '../errors.js';
 import type { SliceResult, SliceTask } from './worker.js';
@@ -20,6 +21,8 @@ export interface PoolRunOptions {
   readonly signal?: AbortSignal;
   /** Called as slices finish, with the number of instances finished so far. */
   readonly onProgress?: (instancesDone: number) => void;
+  /** Called as each run of a batch finishes (its index), with its records. */
+  readonly onRun?: (run: number, records: Uint32Array) => void;
 }
 
 /** The pool's threads when none are asked for: one per core. */
@@ -38,24 +41,39 @@ export class SimulationPool {
 
   /**
    * Runs instances `first .. first + count - 1` and returns their result records in order,
-   * `config.resultWords` each. Slices are small enough to report progress and balance load.
+   * `config.resultWords` each.
    */
   async run(config: EngineConfig, seed: number, first: number, count: number, options: PoolRunOptions = {}): Promise<Uint32Array> {
-    const out = new Uint32Array(count * config.resultWords);
-    const sliceSize = Math.max(1, Math.min(64, Math.ceil(count / (this.threads * 4))));
+    return (await this.runBatch(singleRun(config, seed, first, count), options))[0]!;
+  }
+
+  /**
+   * Runs a batch and returns each run's records. Slices of every run are queued together, so
+   * the threads stay busy across runs; they are small enough to report progress and balance
+   * load.
+   */
+  async runBatch(batch: EngineBatch, options: PoolRunOptions = {}): Promise<Uint32Array[]> {
+    const sliceSize = Math.max(1, Math.min(64, Math.ceil(batchInstances(batch) / (this.threads * 4))));
+    const outs = batch.runs.map((r) => new Uint32Array(r.count * batch.configs[r.config]!.resultWords));
     let done = 0;
     const slices: Promise<void>[] = [];
-    for (let start = 0; start < count; start += sliceSize) {
-      const task: SliceTask = { config, seed, first: first + start, count: Math.min(sliceSize, count - start) };
-      slices.push(
-        this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((result: SliceResult) => {
-          if (!(result instanceof Uint32Array)) throw new ServesimError(result.error.code, result.error.message);
-          out.set(result, start * config.resultWords);
-          done += task.count;
-          options.onProgress?.(done);
-        }),
-      );
-    }
+    batch.runs.forEach((r, index) => {
+      const config = batch.configs[r.config]!;
+      let left = r.count;
+      for (let start = 0; start < r.count; start += sliceSize) {
+        const task: SliceTask = { config, seed: r.seed, first: r.first + start, count: Math.min(sliceSize, r.count - start) };
+        slices.push(
+          this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((result: SliceResult) => {
+            if (!(result instanceof Uint32Array)) throw new ServesimError(result.error.code, result.error.message);
+            outs[index]!.set(result, start * config.resultWords);
+            done += task.count;
+            left -= task.count;
+            options.onProgress?.(done);
+            if (left === 0) options.onRun?.(index, outs[index]!);
+          }),
+        );
+      }
+    });
     try {
       await Promise.all(slices);
     } catch (err) {
@@ -63,7 +81,7 @@ export class SimulationPool {
       if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
       throw err;
     }
-    return out;
+    return outs;
   }
 
   async close(): Promise<void> {
