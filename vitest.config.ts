@@ -12,6 +12,7 @@ export const LEFT_OUT = {
     'test/gpu-equivalence-scenarios.test.ts',
     'test/gpu-windows.test.ts',
     'test/gpu-device-lost.test.ts',
+    'test/gpu-batch.test.ts',
   ],
   'npm run test:package': ['test/package.test.ts'],
 } as const;

@@ -4,10 +4,12 @@
 // compact readback.
 
 struct Run {
-  // instances in the batch; slot s simulates instance first + s of base seed `seed`
+  // instances in the batch (slots)
   count: u32,
-  first: u32,
-  seed: u32,
+  // words from one slot's state record to the next (the batch's largest configuration's)
+  stride: u32,
+  // words from one slot's results to the next (the batch's largest result record)
+  resultStride: u32,
   // advanceInstances handles the events before this time, at most `budget` of them
   until: u32,
   budget: u32,
@@ -27,10 +29,16 @@ struct Counters {
 
 @group(0) @binding(BINDING_RUN) var<uniform> run: Run;
 @group(0) @binding(BINDING_COUNTERS) var<storage, read_write> counters: Counters;
-// Per slot, its result record (the tail of its state), one after another.
+// Per slot, its result record (the tail of its state), run.resultStride words apart.
 @group(0) @binding(BINDING_RESULTS) var<storage, read_write> results: array<u32>;
+// Per slot, SLOT_WORDS: where its configuration's params start, its base seed, its instance.
+@group(0) @binding(BINDING_SLOTS) var<storage, read> slots: array<u32>;
 
 override WG: u32 = 64u;
+
+fn slotWord(slot: u32, field: u32) -> u32 {
+  return slots[slot * SLOT_WORDS + field];
+}
 
 // llvmpipe ends every loop early once an invocation has run 65,535 loop iterations, and from
 // then on runs each loop once: a two-iteration loop that runs once says this one hit the cap.
@@ -44,7 +52,7 @@ fn loopCapHit() -> bool {
 fn initInstances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let slot = linear_index(gid, nwg, WG);
   if (slot >= run.count) { return; }
-  init(slot, run.seed, run.first + slot);
+  init(slotWord(slot, SLOT_PARAMS), slot, slotWord(slot, SLOT_SEED), slotWord(slot, SLOT_INSTANCE));
   if (loopCapHit()) { atomicAdd(&counters.capped, 1u); }
 }
 
@@ -53,7 +61,7 @@ fn advanceInstances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
   let slot = linear_index(gid, nwg, WG);
   if (slot >= run.count) { return; }
   evBudget = run.budget;
-  if (advance(slot, run.until)) { atomicAdd(&counters.done, 1u); }
+  if (advance(slotWord(slot, SLOT_PARAMS), slot, run.until)) { atomicAdd(&counters.done, 1u); }
   else if (evBudget == 0u) { atomicAdd(&counters.pending, 1u); }
   if (loopCapHit()) { atomicAdd(&counters.capped, 1u); }
 }
@@ -62,10 +70,10 @@ fn advanceInstances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
 fn gatherResults(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let slot = linear_index(gid, nwg, WG);
   if (slot >= run.count) { return; }
-  bind(slot);
-  let words = pr[P_STATE_WORDS] - pr[P_OFF_RESULT];
-  let out = slot * words;
+  bind(slotWord(slot, SLOT_PARAMS), slot);
+  let words = param(P_STATE_WORDS) - param(P_OFF_RESULT);
+  let out = slot * run.resultStride;
   for (var i = 0u; i < words; i++) {
-    results[out + i] = st[ix(sb + pr[P_OFF_RESULT] + i)];
+    results[out + i] = st[ix(rs + i)];
   }
 }

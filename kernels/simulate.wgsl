@@ -6,21 +6,26 @@
 // Math.floor(a / b) is a / b; Math.clz32 is countLeadingZeros; JS's signed `score` in
 // routePick is an i32; WGSL reserves `from` and `target`, which read `begin` and `tgt`; a
 // ternary is a select (it evaluates both sides, so cacheBest keeps an if to skip a scan).
-// One difference is the GPU's: simulate.ts's st[i] is st[ix(i)] here, ix placing the word in
-// the batch's state layout (docs/kernel-layout.md).
+// Two differences are the GPU's, which runs a batch of many configurations at once:
+// simulate.ts's st[i] is st[ix(i)] here, ix placing the word in the batch's state layout, and
+// its pr[i] is param(i), word i of this instance's configuration in the params of the whole
+// batch, one configuration after another. Section offsets (P_OFF_RING, ...) are relative to
+// the configuration, so param(param(P_OFF_RING) + k) reads its ring; its table indices (P_T_*)
+// are the batch's (src/engine/batch-params.ts), so sample() reads tb as simulate.ts does
+// (docs/kernel-layout.md).
 //
 // The shader compiler inlines every call, so each call site is a copy of the callee's whole
 // subtree: where simulate.ts calls the same function in branches that exclude each other and
 // end alike (handleEvent's slowdown cases, failureStart's app and server cases, replicaPlan's
 // two modes), this file calls it once after the branch.
 //
-// The configuration's shape is a set of pipeline constants, not params: simulate.ts's
-// p[P.KIND] and p[P.SLOW_TARGET] read KIND and SLOW_TARGET here, and the handlers a shape can
-// never reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's
-// target that no failure has) sit behind guards on them that simulate.ts does not need. The
-// compiler then leaves that code out, so a shape compiles in a fraction of the time, and on a
-// Mesa before 24, whose llvmpipe runs both sides of every branch, each line compiled costs every
-// event (docs/architecture.md).
+// The configuration's shape, one for every configuration of a batch, is a set of pipeline
+// constants, not params: simulate.ts's p[P.KIND] and p[P.SLOW_TARGET] read KIND and
+// SLOW_TARGET here, and the handlers a shape can never reach (the M/M/c server for a GPU
+// problem, the tools for plain requests, a failure's target that no failure has) sit behind
+// guards on them that simulate.ts does not need. The compiler then leaves that code out, so a
+// shape compiles in a fraction of the time, and on a Mesa before 24, whose llvmpipe runs both
+// sides of every branch, each line compiled costs every event (docs/architecture.md).
 //
 // Mesa's llvmpipe ends every loop after 65,535 loop iterations in one invocation, all loops
 // together, which would corrupt an instance silently. So advanceInstance stops after
@@ -37,7 +42,9 @@ var<private> batchSize: u32;
 var<private> rs: u32;
 var<private> js: u32;
 var<private> hs: u32;
+// The params of every configuration in the batch, and where this instance's start.
 @group(0) @binding(BINDING_PARAMS) var<storage, read> pr: array<u32>;
+var<private> pb: u32;
 @group(0) @binding(BINDING_TABLES) var<storage, read> tb: array<u32>;
 // The event being handled.
 var<private> evTime: u32;
@@ -47,7 +54,7 @@ var<private> evTag: u32;
 // Events this invocation may still handle: the host's budget for one dispatch (entry.wgsl).
 var<private> evBudget: u32;
 
-// src/gpu/kernel-source.ts (shapeConstants) sets these from the params.
+// src/engine/shape.ts gives these from the params (src/gpu/engine.ts sets them).
 override KIND: u32;
 override SLOW_TARGET: u32;
 // A bit (1 << TARGET_x) for each target some failure of the scenario has.
@@ -64,6 +71,11 @@ override INTERLEAVED: bool;
 fn ix(i: u32) -> u32 {
   if (INTERLEAVED) { return i * batchSize + batchSlot; }
   return i;
+}
+
+// Word i of the instance's configuration's params: simulate.ts's pr[i].
+fn param(i: u32) -> u32 {
+  return pr[pb + i];
 }
 
 fn failsAt(tgt: u32) -> bool {
@@ -84,9 +96,9 @@ fn count(field: u32) {
   st[ix(result(field))] = st[ix(result(field))] + 1u;
 }
 
-/** Counts a value in the histogram at pr[offset] (a P_OFF_HIST_*). */
+/** Counts a value in the histogram at param(offset) (a P_OFF_HIST_*). */
 fn histCount(offset: u32, v: u32) {
-  let h = sb + pr[offset] + bucketOf(v);
+  let h = sb + param(offset) + bucketOf(v);
   st[ix(h)] = st[ix(h)] + 1u;
 }
 
@@ -143,8 +155,8 @@ fn ceilMulDiv(m: u32, t1: u32, b: u32) -> u32 {
 
 /** Microseconds of [begin, to) inside the measured window. */
 fn measured(begin: u32, to: u32) -> u32 {
-  let lo = max(begin, pr[P_WARMUP]);
-  let hi = min(to, pr[P_MEASURE_END]);
+  let lo = max(begin, param(P_WARMUP));
+  let hi = min(to, param(P_MEASURE_END));
   return select(0u, hi - lo, hi > lo);
 }
 
@@ -179,7 +191,7 @@ fn random(stream: u32, a: u32, b: u32) -> u32 {
 }
 
 fn sample(table: u32, u: u32) -> u32 {
-  return sampleTable(pr[table], u);
+  return sampleTable(param(table), u);
 }
 
 // ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
@@ -194,7 +206,7 @@ fn heapBefore(a: u32, b: u32) -> bool {
 
 fn heapPush(time: u32, kind: u32, id: u32, tag: u32) {
   let n = st[ix(sb + G_HEAP_LEN)];
-  if (n >= pr[P_HEAP_CAP]) {
+  if (n >= param(P_HEAP_CAP)) {
     fail(ERR_HEAP_FULL);
     return;
   }
@@ -318,7 +330,7 @@ fn queueUnlink(q: u32, j: u32) {
  */
 fn busiestQueue() -> u32 {
   var gpu = 0u;
-  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { gpu += st[ix(replicaAt(r) + RP_Q_LEN)]; }
+  for (var r = 0u; r < param(P_GPU_REPLICAS); r++) { gpu += st[ix(replicaAt(r) + RP_Q_LEN)]; }
   var at = select(TARGET_APP, TARGET_SERVER, KIND == KIND_JOB);
   var most = 0u;
   if (gpu > most) {
@@ -359,11 +371,11 @@ fn noteWait(j: u32, counters: u32, hist: u32) {
 // ---- job lifecycle ------------------------------------------------------------------------
 
 fn appAt(a: u32) -> u32 {
-  return sb + pr[P_OFF_APPS] + a * APP_WORDS;
+  return sb + param(P_OFF_APPS) + a * APP_WORDS;
 }
 
 fn serverAt(s: u32) -> u32 {
-  return sb + pr[P_OFF_SERVERS] + s * APP_WORDS;
+  return sb + param(P_OFF_SERVERS) + s * APP_WORDS;
 }
 
 /** Frees the slots a job holds at the app service and the orchestrator, then the job. */
@@ -387,7 +399,7 @@ fn jobSucceed(j: u32) {
     add64(R_LATENCY_SUM, latency);
     add64(R_SOJOURN_SUM, latency);
     histCount(P_OFF_HIST, latency);
-    if (latency <= pr[P_GOAL_LATENCY] && st[ix(jb + J_MISSED)] == 0u) { count(R_GOOD); }
+    if (latency <= param(P_GOAL_LATENCY) && st[ix(jb + J_MISSED)] == 0u) { count(R_GOOD); }
   }
   jobRelease(j);
 }
@@ -405,7 +417,7 @@ fn jobFail(j: u32, cause: u32) {
 // ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
 
 fn replicaAt(r: u32) -> u32 {
-  return sb + pr[P_OFF_REPLICAS] + r * pr[P_REPLICA_STRIDE];
+  return sb + param(P_OFF_REPLICAS) + r * param(P_REPLICA_STRIDE);
 }
 
 fn runningAt(r: u32, i: u32) -> u32 {
@@ -413,11 +425,11 @@ fn runningAt(r: u32, i: u32) -> u32 {
 }
 
 fn entryAt(r: u32, e: u32) -> u32 {
-  return replicaAt(r) + REPLICA_HEADER_WORDS + pr[P_GPU_SLOTS] + e * ENTRY_WORDS;
+  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + e * ENTRY_WORDS;
 }
 
 fn cacheFind(r: u32, key: u32) -> u32 {
-  for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
     if (st[ix(entryAt(r, e) + E_KEY)] == key) { return e; }
   }
   return NONE;
@@ -458,10 +470,10 @@ fn cacheDrop(r: u32, e: u32) {
 /** Evicts least-recently-used unpinned entries until `need` tokens are free. */
 fn cacheMakeRoom(r: u32, need: u32) -> bool {
   let rb = replicaAt(r);
-  while (pr[P_KV_TOKENS] - st[ix(rb + RP_KV_USED)] < need) {
+  while (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)] < need) {
     var victim = NONE;
     var oldest = NONE;
-    for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+    for (var e = 0u; e < param(P_CACHE_CAP); e++) {
       let eb = entryAt(r, e);
       if (st[ix(eb + E_KEY)] != 0u && st[ix(eb + E_PINS)] == 0u && (victim == NONE || st[ix(eb + E_LAST)] < oldest)) {
         victim = e;
@@ -543,8 +555,8 @@ fn replicaUnload(r: u32, j: u32) {
 }
 
 fn iterationTime(decoding: u32, prefill: u32) -> u32 {
-  var t = pr[P_ITER_BASE] + pr[P_ITER_PER_SEQ] * decoding + (prefill * pr[P_PREFILL_NS_PER_TOKEN] + 999u) / 1000u;
-  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, pr[P_SLOW_FACTOR_MILLI]); }
+  var t = param(P_ITER_BASE) + param(P_ITER_PER_SEQ) * decoding + (prefill * param(P_PREFILL_NS_PER_TOKEN) + 999u) / 1000u;
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, param(P_SLOW_FACTOR_MILLI)); }
   return t;
 }
 
@@ -563,7 +575,7 @@ fn prefillDone(r: u32, j: u32) {
   st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)];
   let key = prefixKey(j);
   if (key == 0u) { return; }
-  let tokens = select(prefixTokens(key - 1u), pr[P_SYSTEM_TOKENS], KIND == KIND_TASK);
+  let tokens = select(prefixTokens(key - 1u), param(P_SYSTEM_TOKENS), KIND == KIND_TASK);
   if (st[ix(jb + J_CACHED)] >= tokens || cacheFind(r, key) != NONE) { return; }
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
   let e = cacheInsert(r, key, tokens, 1u);
@@ -586,13 +598,13 @@ fn callTimes(j: u32) {
   add64(R_OUTPUT_TOKENS, st[ix(jb + J_OUTPUT)]);
   add64(R_TTFT_SUM, ttft);
   histCount(P_OFF_HIST_TTFT, ttft);
-  if (ttft > pr[P_GOAL_TTFT]) { st[ix(jb + J_MISSED)] = 1u; }
+  if (ttft > param(P_GOAL_TTFT)) { st[ix(jb + J_MISSED)] = 1u; }
   if (st[ix(jb + J_OUTPUT)] < 2u) { return; }
   let tpot = (now - st[ix(jb + J_FIRST_AT)]) / (st[ix(jb + J_OUTPUT)] - 1u);
   count(R_TPOT_CALLS);
   add64(R_TPOT_SUM, tpot);
   histCount(P_OFF_HIST_TPOT, tpot);
-  if (tpot > pr[P_GOAL_TPOT]) { st[ix(jb + J_MISSED)] = 1u; }
+  if (tpot > param(P_GOAL_TPOT)) { st[ix(jb + J_MISSED)] = 1u; }
 }
 
 /** A model call finished on replica r: free it there, then the job moves on. */
@@ -610,7 +622,7 @@ fn callDone(r: u32, j: u32) {
   }
   cacheStoreSession(r, j);
   st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
-  if (pr[P_TOOL_EVERY_STEP] == 0u && st[ix(jb + J_STEP)] + 1u >= pr[P_STEPS]) {
+  if (param(P_TOOL_EVERY_STEP) == 0u && st[ix(jb + J_STEP)] + 1u >= param(P_STEPS)) {
     jobSucceed(j);
     return;
   }
@@ -659,11 +671,11 @@ fn replicaBoundary(r: u32) {
 fn replicaAdmit(r: u32) {
   let rb = replicaAt(r);
   let q = rb + RP_Q_HEAD;
-  while (st[ix(rb + RP_N_RUN)] < pr[P_GPU_SLOTS] && st[ix(rb + RP_Q_LEN)] > 0u) {
+  while (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] > 0u) {
     let j = st[ix(q)];
     let jb = jobAt(j);
     let prompt = st[ix(jb + J_PROMPT)];
-    if (prompt + st[ix(jb + J_OUTPUT)] > pr[P_KV_TOKENS]) {
+    if (prompt + st[ix(jb + J_OUTPUT)] > param(P_KV_TOKENS)) {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
@@ -711,7 +723,7 @@ fn replicaPlan(r: u32) {
     st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
     return;
   }
-  var budget = pr[P_CHUNK];
+  var budget = param(P_CHUNK);
   var decoding = 0u;
   var shortest = NONE;
   for (var i = 0u; i < running; i++) {
@@ -725,7 +737,7 @@ fn replicaPlan(r: u32) {
       budget -= alloc;
     }
   }
-  let prefill = pr[P_CHUNK] - budget;
+  let prefill = param(P_CHUNK) - budget;
   let single = decoding < running;
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
   st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single));
@@ -763,11 +775,11 @@ fn replicaEnqueue(r: u32, j: u32) {
   st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
   if (st[ix(jb + J_COUNTED)] != 0u) {
     count(R_QUEUED);
-    let calls = sb + pr[P_OFF_CALLS] + r;
+    let calls = sb + param(P_OFF_CALLS) + r;
     st[ix(calls)] = st[ix(calls)] + 1u;
   }
   queuePush(rb + RP_Q_HEAD, j, TARGET_GPU);
-  if (st[ix(rb + RP_N_RUN)] < pr[P_GPU_SLOTS]) { replicaTouch(r); }
+  if (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS)) { replicaTouch(r); }
 }
 
 /**
@@ -792,7 +804,7 @@ fn replicaReset(r: u32) {
     replicaUnload(r, j);
     callFailed(j);
   }
-  for (var e = 0u; e < pr[P_CACHE_CAP]; e++) {
+  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
     if (st[ix(entryAt(r, e) + E_KEY)] != 0u) { cacheDrop(r, e); }
   }
 }
@@ -814,17 +826,17 @@ fn replicaUp(r: u32) -> bool {
 /** Index of the first ring point at or after hash h (wrapping). */
 fn ringStart(h: u32) -> u32 {
   var lo = 0u;
-  var hi = pr[P_RING_LEN];
+  var hi = param(P_RING_LEN);
   while (lo < hi) {
     let mid = (lo + hi) >> 1u;
-    if (pr[pr[P_OFF_RING] + mid * RING_WORDS] < h) { lo = mid + 1u; }
+    if (param(param(P_OFF_RING) + mid * RING_WORDS) < h) { lo = mid + 1u; }
     else { hi = mid; }
   }
-  return select(lo, 0u, lo == pr[P_RING_LEN]);
+  return select(lo, 0u, lo == param(P_RING_LEN));
 }
 
 fn ringReplica(i: u32) -> u32 {
-  return pr[pr[P_OFF_RING] + (i % pr[P_RING_LEN]) * RING_WORDS + 1u];
+  return param(param(P_OFF_RING) + (i % param(P_RING_LEN)) * RING_WORDS + 1u);
 }
 
 /** The key a call is routed by: its session, its shared prefix, or itself. */
@@ -837,8 +849,8 @@ fn routeKey(j: u32) -> u32 {
 
 /** Picks a replica the router believes up, by the configured policy; NONE when none is. */
 fn routePick(j: u32) -> u32 {
-  let n = pr[P_GPU_REPLICAS];
-  let policy = pr[P_POLICY];
+  let n = param(P_GPU_REPLICAS);
+  let policy = param(P_POLICY);
   if (policy == POLICY_PREFIX_AFFINITY || policy == POLICY_BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
     let start = ringStart(random(STREAM_PLACEMENT, routeKey(j), 0u));
@@ -852,9 +864,9 @@ fn routePick(j: u32) -> u32 {
     }
     if (up == 0u) { return NONE; }
     // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
-    let cap = ceilMulDiv(pr[P_BOUNDED_LOAD_MILLI], total + 1u, 1000u * up);
+    let cap = ceilMulDiv(param(P_BOUNDED_LOAD_MILLI), total + 1u, 1000u * up);
     var first = NONE;
-    for (var i = 0u; i < pr[P_RING_LEN]; i++) {
+    for (var i = 0u; i < param(P_RING_LEN); i++) {
       let r = ringReplica(start + i);
       if (!replicaUp(r)) { continue; }
       if (policy == POLICY_PREFIX_AFFINITY) { return r; }
@@ -880,7 +892,7 @@ fn routePick(j: u32) -> u32 {
     // higher is better; ties keep the earliest in rotation order
     var score = -i32(st[ix(replicaAt(r) + RP_LOAD)]);
     if (policy == POLICY_CACHE_AWARE) {
-      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(scaleMilliCapped(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], pr[P_ALPHA_MILLI], 0x3fffffffu));
+      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(scaleMilliCapped(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], param(P_ALPHA_MILLI), 0x3fffffffu));
     }
     if (best == NONE || score > bestScore) {
       best = r;
@@ -900,7 +912,7 @@ fn routeCall(j: u32) {
     st[ix(jb + J_PROMPT)] = st[ix(jb + J_CONTEXT)] + input;
     st[ix(jb + J_OUTPUT)] = max(1u, sample(P_T_OUTPUT, random(STREAM_STEP, st[ix(jb + J_INDEX)], step * 4u + 1u)));
   }
-  if (st[ix(sb + G_ROUTER_BUSY)] >= pr[P_ROUTER_SLOTS]) {
+  if (st[ix(sb + G_ROUTER_BUSY)] >= param(P_ROUTER_SLOTS)) {
     jobFail(j, R_REJECTED_AT_ROUTER);
     return;
   }
@@ -928,7 +940,7 @@ fn routeCall(j: u32) {
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
 fn callFailed(j: u32) {
   let jb = jobAt(j);
-  let at = later(1u, pr[P_ROUTER_OVERHEAD]);
+  let at = later(1u, param(P_ROUTER_OVERHEAD));
   // past the horizon: the instance stops, and the call fails with it as overloaded
   if (at == NONE) { return; }
   if (st[ix(jb + J_RETRIES)] > 0u && at < st[ix(jb + J_DEADLINE)]) {
@@ -947,7 +959,7 @@ fn toolStart(j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
   if (st[ix(jb + J_COUNTED)] != 0u) { count(R_TOOL_QUEUED); }
-  if (st[ix(sb + G_TOOLS_BUSY)] < pr[P_TOOL_SLOTS]) {
+  if (st[ix(sb + G_TOOLS_BUSY)] < param(P_TOOL_SLOTS)) {
     toolRun(j);
     return;
   }
@@ -962,7 +974,7 @@ fn toolRun(j: u32) {
   st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
   st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
   var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
-  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, pr[P_SLOW_FACTOR_MILLI]); }
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, param(P_SLOW_FACTOR_MILLI)); }
   heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
 }
 
@@ -982,20 +994,20 @@ fn toolDone(j: u32) {
   let jb = jobAt(j);
   toolFreed(j);
   st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
-  if (st[ix(jb + J_STEP)] >= pr[P_STEPS]) {
+  if (st[ix(jb + J_STEP)] >= param(P_STEPS)) {
     jobSucceed(j);
     return;
   }
   st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
   st[ix(jb + J_CALL_AT)] = st[ix(sb + G_NOW)];
-  heapPush(later(1u, pr[P_ROUTER_OVERHEAD]), EV_ROUTE, j, st[ix(jb + J_GEN)]);
+  heapPush(later(1u, param(P_ROUTER_OVERHEAD)), EV_ROUTE, j, st[ix(jb + J_GEN)]);
 }
 
 /** The first live server replica with a free slot, or NONE. */
 fn serverFree() -> u32 {
-  for (var s = 0u; s < pr[P_SERVER_REPLICAS]; s++) {
+  for (var s = 0u; s < param(P_SERVER_REPLICAS); s++) {
     let b = serverAt(s);
-    if (st[ix(b + AP_STATUS)] == STATUS_ALIVE && st[ix(b + AP_BUSY)] < pr[P_SERVER_SLOTS]) { return s; }
+    if (st[ix(b + AP_STATUS)] == STATUS_ALIVE && st[ix(b + AP_BUSY)] < param(P_SERVER_SLOTS)) { return s; }
   }
   return NONE;
 }
@@ -1009,7 +1021,7 @@ fn serviceStart(j: u32, s: u32) {
   st[ix(jb + J_REPLICA)] = s;
   st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
   var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[ix(jb + J_INDEX)], 0u));
-  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, pr[P_SLOW_FACTOR_MILLI]); }
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, param(P_SLOW_FACTOR_MILLI)); }
   heapPush(later(1u, service), EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
 }
 
@@ -1050,11 +1062,11 @@ fn serviceEnd(j: u32) {
 fn arrivalNext() {
   let now = st[ix(sb + G_NOW)];
   let index = st[ix(sb + G_NEXT_INDEX)];
-  let burst = now >= pr[P_BURST_FROM] && now < pr[P_BURST_TO];
+  let burst = now >= param(P_BURST_FROM) && now < param(P_BURST_TO);
   let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
   // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival;
   // compared on the room left, as now + gap can pass 2^32 (and wrap here)
-  let end = pr[P_ARRIVAL_END];
+  let end = param(P_ARRIVAL_END);
   st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, now + gap, now < end && gap < end - now);
 }
 
@@ -1063,25 +1075,25 @@ fn arrival() {
   let now = st[ix(sb + G_NOW)];
   let index = st[ix(sb + G_NEXT_INDEX)];
   st[ix(sb + G_NEXT_INDEX)] = index + 1u;
-  let counted = select(0u, 1u, now >= pr[P_WARMUP] && now < pr[P_MEASURE_END]);
+  let counted = select(0u, 1u, now >= param(P_WARMUP) && now < param(P_MEASURE_END));
   if (counted != 0u) { count(R_ARRIVALS); }
   arrivalNext();
   var app = 0u;
   if (KIND != KIND_JOB) {
     app = NONE;
-    for (var i = 0u; i < pr[P_APP_REPLICAS]; i++) {
-      let a = (st[ix(sb + G_APP_RR)] + i) % pr[P_APP_REPLICAS];
+    for (var i = 0u; i < param(P_APP_REPLICAS); i++) {
+      let a = (st[ix(sb + G_APP_RR)] + i) % param(P_APP_REPLICAS);
       if (st[ix(appAt(a) + AP_STATUS)] == STATUS_ALIVE) {
         app = a;
         break;
       }
     }
     if (app != NONE) { st[ix(sb + G_APP_RR)] = app + 1u; }
-    if (app == NONE || st[ix(appAt(app) + AP_BUSY)] >= pr[P_APP_SLOTS]) {
+    if (app == NONE || st[ix(appAt(app) + AP_BUSY)] >= param(P_APP_SLOTS)) {
       if (counted != 0u) { count(R_REJECTED_AT_APP); }
       return;
     }
-    if (KIND == KIND_TASK && st[ix(sb + G_ORCH_BUSY)] >= pr[P_ORCH_SLOTS]) {
+    if (KIND == KIND_TASK && st[ix(sb + G_ORCH_BUSY)] >= param(P_ORCH_SLOTS)) {
       if (counted != 0u) { count(R_REJECTED_AT_ORCH); }
       return;
     }
@@ -1104,21 +1116,21 @@ fn arrival() {
   st[ix(jb + J_STEP)] = 0u;
   st[ix(jb + J_ENTRY)] = NONE;
   st[ix(jb + J_RESERVED)] = 0u;
-  st[ix(jb + J_RETRIES)] = pr[P_RETRIES];
+  st[ix(jb + J_RETRIES)] = param(P_RETRIES);
   st[ix(jb + J_PREFIX)] = 0u;
-  st[ix(jb + J_DEADLINE)] = select(NONE, now + pr[P_TIMEOUT], pr[P_TIMEOUT] > 0u);
-  if (pr[P_TIMEOUT] > 0u) { heapPush(later(1u, pr[P_TIMEOUT]), EV_DEADLINE, j, st[ix(jb + J_GEN)]); }
+  st[ix(jb + J_DEADLINE)] = select(NONE, now + param(P_TIMEOUT), param(P_TIMEOUT) > 0u);
+  if (param(P_TIMEOUT) > 0u) { heapPush(later(1u, param(P_TIMEOUT)), EV_DEADLINE, j, st[ix(jb + J_GEN)]); }
   if (KIND == KIND_JOB) {
     serverArrive(j);
     return;
   }
   st[ix(appAt(app) + AP_BUSY)] = st[ix(appAt(app) + AP_BUSY)] + 1u;
-  var hops = pr[P_LB_OVERHEAD] + pr[P_APP_OVERHEAD] + pr[P_ROUTER_OVERHEAD];
+  var hops = param(P_LB_OVERHEAD) + param(P_APP_OVERHEAD) + param(P_ROUTER_OVERHEAD);
   if (KIND == KIND_TASK) {
     st[ix(sb + G_ORCH_BUSY)] = st[ix(sb + G_ORCH_BUSY)] + 1u;
-    st[ix(jb + J_CONTEXT)] = pr[P_SYSTEM_TOKENS];
+    st[ix(jb + J_CONTEXT)] = param(P_SYSTEM_TOKENS);
     st[ix(jb + J_PREFIX)] = 1u;
-    hops += pr[P_ORCH_OVERHEAD];
+    hops += param(P_ORCH_OVERHEAD);
   } else {
     requestShape(j);
   }
@@ -1129,11 +1141,11 @@ fn arrival() {
 fn requestShape(j: u32) {
   let jb = jobAt(j);
   let index = st[ix(jb + J_INDEX)];
-  let shares = (random(STREAM_SHAPE, index, 0u) >> 1u) < pr[P_SHARE];
+  let shares = (random(STREAM_SHAPE, index, 0u) >> 1u) < param(P_SHARE);
   if (shares) {
     let pick = random(STREAM_SHAPE, index, 1u) >> 1u;
     var p = 0u;
-    while (p + 1u < pr[P_N_PREFIXES] && pick >= pr[pr[P_OFF_PREFIXES] + p * PREFIX_WORDS]) { p += 1u; }
+    while (p + 1u < param(P_N_PREFIXES) && pick >= param(param(P_OFF_PREFIXES) + p * PREFIX_WORDS)) { p += 1u; }
     st[ix(jb + J_PREFIX)] = p + 1u;
     st[ix(jb + J_PROMPT)] = prefixTokens(p) + sample(P_T_SUFFIX, random(STREAM_SHAPE, index, 2u));
   } else {
@@ -1144,7 +1156,7 @@ fn requestShape(j: u32) {
 }
 
 fn prefixTokens(p: u32) -> u32 {
-  return pr[pr[P_OFF_PREFIXES] + p * PREFIX_WORDS + 1u];
+  return param(param(P_OFF_PREFIXES) + p * PREFIX_WORDS + 1u);
 }
 
 /** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */
@@ -1173,12 +1185,12 @@ fn jobDetach(j: u32) {
 // ---- scenario windows ---------------------------------------------------------------------------
 
 fn failureWord(f: u32, field: u32) -> u32 {
-  return pr[pr[P_OFF_FAILURES] + f * FAILURE_WORDS + field];
+  return param(param(P_OFF_FAILURES) + f * FAILURE_WORDS + field);
 }
 
 /** Every job held by a dead app replica (or server replica) fails: its connections reset. */
 fn failHeldJobs(tgt: u32, replica: u32) {
-  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
+  for (var j = 0u; j < param(P_JOB_CAP); j++) {
     let jb = jobAt(j);
     let stage = st[ix(jb + J_STAGE)];
     if (stage == STAGE_FREE) { continue; }
@@ -1196,22 +1208,22 @@ fn failHeldJobs(tgt: u32, replica: u32) {
 
 /** The replica failure f took down (picked when it started). */
 fn failedReplica(f: u32) -> u32 {
-  return st[ix(sb + pr[P_OFF_FAILED] + f)];
+  return st[ix(sb + param(P_OFF_FAILED) + f)];
 }
 
 /** The replica of `tgt` with the most calls held, then the most KV in use; the first on a tie. */
 fn busiestReplica(tgt: u32) -> u32 {
   var best = 0u;
   if (tgt == TARGET_GPU) {
-    for (var r = 1u; r < pr[P_GPU_REPLICAS]; r++) {
+    for (var r = 1u; r < param(P_GPU_REPLICAS); r++) {
       let rb = replicaAt(r);
       let bb = replicaAt(best);
       if (st[ix(rb + RP_LOAD)] > st[ix(bb + RP_LOAD)] || (st[ix(rb + RP_LOAD)] == st[ix(bb + RP_LOAD)] && st[ix(rb + RP_KV_USED)] > st[ix(bb + RP_KV_USED)])) { best = r; }
     }
   } else if (tgt == TARGET_APP) {
-    for (var a = 1u; a < pr[P_APP_REPLICAS]; a++) { if (st[ix(appAt(a) + AP_BUSY)] > st[ix(appAt(best) + AP_BUSY)]) { best = a; } }
+    for (var a = 1u; a < param(P_APP_REPLICAS); a++) { if (st[ix(appAt(a) + AP_BUSY)] > st[ix(appAt(best) + AP_BUSY)]) { best = a; } }
   } else if (tgt == TARGET_SERVER) {
-    for (var s = 1u; s < pr[P_SERVER_REPLICAS]; s++) { if (st[ix(serverAt(s) + AP_BUSY)] > st[ix(serverAt(best) + AP_BUSY)]) { best = s; } }
+    for (var s = 1u; s < param(P_SERVER_REPLICAS); s++) { if (st[ix(serverAt(s) + AP_BUSY)] > st[ix(serverAt(best) + AP_BUSY)]) { best = s; } }
   }
   return best;
 }
@@ -1222,16 +1234,16 @@ fn failurePick(f: u32, tgt: u32) -> u32 {
   if (replica == PICK_BUSIEST) { return busiestReplica(tgt); }
   if (replica != PICK_RANDOM) { return replica; }
   var n = 1u;
-  if (tgt == TARGET_GPU) { n = pr[P_GPU_REPLICAS]; }
-  else if (tgt == TARGET_APP) { n = pr[P_APP_REPLICAS]; }
-  else if (tgt == TARGET_SERVER) { n = pr[P_SERVER_REPLICAS]; }
+  if (tgt == TARGET_GPU) { n = param(P_GPU_REPLICAS); }
+  else if (tgt == TARGET_APP) { n = param(P_APP_REPLICAS); }
+  else if (tgt == TARGET_SERVER) { n = param(P_SERVER_REPLICAS); }
   return random(STREAM_FAILURE, f, 0u) % n;
 }
 
 fn failureStart(f: u32) {
   let tgt = failureWord(f, FAILURE_TARGET);
   let replica = failurePick(f, tgt);
-  st[ix(sb + pr[P_OFF_FAILED] + f)] = replica;
+  st[ix(sb + param(P_OFF_FAILED) + f)] = replica;
   let hang = failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG;
   if (failsAt(TARGET_GPU) && tgt == TARGET_GPU) {
     st[ix(replicaAt(replica) + RP_STATUS)] = select(STATUS_DEAD, STATUS_HUNG, hang);
@@ -1274,7 +1286,7 @@ fn failureEnd(f: u32) {
 fn slowChange(on: u32) {
   st[ix(sb + G_SLOW)] = on;
   if (SLOW_TARGET != TARGET_GPU) { return; }
-  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { replicaTouch(r); }
+  for (var r = 0u; r < param(P_GPU_REPLICAS); r++) { replicaTouch(r); }
 }
 
 // ---- the event loop ---------------------------------------------------------------------------
@@ -1362,7 +1374,7 @@ fn nextEvent(until: u32) -> bool {
 fn stopInstance() {
   st[ix(sb + G_STOPPED)] = 1u;
   overload(st[ix(sb + G_ERROR)]);
-  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
+  for (var j = 0u; j < param(P_JOB_CAP); j++) {
     if (st[ix(jobAt(j) + J_STAGE)] != STAGE_FREE) { jobFail(j, R_OVERLOADED); }
   }
   st[ix(sb + G_HEAP_LEN)] = 0u;
@@ -1387,17 +1399,17 @@ fn advanceInstance(until: u32) -> bool {
 fn initInstance(seed: u32, instance: u32) {
   // st.fill(0, ...): the host clears the state buffer (a loop would spend llvmpipe's budget)
   st[ix(sb + G_KEY)] = instanceKey(seed, instance);
-  for (var j = 0u; j < pr[P_JOB_CAP]; j++) {
-    st[ix(jobAt(j) + J_NEXT)] = select(NONE, j + 1u, j + 1u < pr[P_JOB_CAP]);
+  for (var j = 0u; j < param(P_JOB_CAP); j++) {
+    st[ix(jobAt(j) + J_NEXT)] = select(NONE, j + 1u, j + 1u < param(P_JOB_CAP));
   }
-  st[ix(sb + G_FREE_JOB)] = select(NONE, 0u, pr[P_JOB_CAP] > 0u);
-  for (var r = 0u; r < pr[P_GPU_REPLICAS]; r++) { st[ix(replicaAt(r) + RP_EVENT_AT)] = NONE; }
+  st[ix(sb + G_FREE_JOB)] = select(NONE, 0u, param(P_JOB_CAP) > 0u);
+  for (var r = 0u; r < param(P_GPU_REPLICAS); r++) { st[ix(replicaAt(r) + RP_EVENT_AT)] = NONE; }
   arrivalNext();
   if (SLOW_TARGET != TARGET_NONE) {
-    heapPush(pr[P_SLOW_FROM], EV_SLOW_START, 0u, 0u);
-    heapPush(pr[P_SLOW_TO], EV_SLOW_END, 0u, 0u);
+    heapPush(param(P_SLOW_FROM), EV_SLOW_START, 0u, 0u);
+    heapPush(param(P_SLOW_TO), EV_SLOW_END, 0u, 0u);
   }
-  for (var f = 0u; f < pr[P_N_FAILURES]; f++) {
+  for (var f = 0u; f < param(P_N_FAILURES); f++) {
     heapPush(failureWord(f, FAILURE_FROM), EV_FAIL_START, f, 0u);
     if (failureWord(f, FAILURE_MODE) == FAIL_MODE_HANG) { heapPush(failureWord(f, FAILURE_DETECT_AT), EV_FAIL_DETECT, f, 0u); }
     heapPush(failureWord(f, FAILURE_TO), EV_FAIL_END, f, 0u);
@@ -1406,25 +1418,28 @@ fn initInstance(seed: u32, instance: u32) {
 
 // ---- entry points ---------------------------------------------------------------------------------
 
-// The bindings above are simulate.ts's EngineBuffers; an instance's slot picks its base.
-fn bind(slot: u32) {
+// The bindings above are simulate.ts's EngineBuffers: `params` (where the configuration's
+// params start) stands for its buffers, and an instance's slot picks its state base, at the
+// batch's stride (entry.wgsl's run.stride: its largest configuration's state words).
+fn bind(params: u32, slot: u32) {
+  pb = params;
   batchSlot = slot;
   batchSize = run.count;
   // interleaved, the record's words are numbered from 0 and ix spreads them
-  sb = select(slot * pr[P_STATE_WORDS], 0u, INTERLEAVED);
-  rs = sb + pr[P_OFF_RESULT];
-  js = sb + pr[P_OFF_JOBS];
-  hs = sb + pr[P_OFF_HEAP];
+  sb = select(slot * run.stride, 0u, INTERLEAVED);
+  rs = sb + param(P_OFF_RESULT);
+  js = sb + param(P_OFF_JOBS);
+  hs = sb + param(P_OFF_HEAP);
 }
 
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */
-fn init(slot: u32, seed: u32, instance: u32) {
-  bind(slot);
+fn init(params: u32, slot: u32, seed: u32, instance: u32) {
+  bind(params, slot);
   initInstance(seed, instance);
 }
 
 /** Advances the instance at `slot` through every event before `until`; true when it is done. */
-fn advance(slot: u32, until: u32) -> bool {
-  bind(slot);
+fn advance(params: u32, slot: u32, until: u32) -> bool {
+  bind(params, slot);
   return advanceInstance(until);
 }

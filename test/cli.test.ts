@@ -133,6 +133,7 @@ function harness(runProblem?: CliDeps['runProblem'], loadError?: Error): Harness
             problemId: problem.id,
             engine: 'reference',
             adapter: null,
+            batches: [{ instances: options.seeds * names.length, configs: names.length, engine: 'reference', adapter: null }],
             seeds: options.seeds,
             baseSeed: options.baseSeed,
             servesimVersion: '0.1.0',

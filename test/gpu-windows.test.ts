@@ -77,7 +77,7 @@ describeGpu('time windows and batches on the WGSL engine', () => {
 
   it('sizes batches by the buffer limits and refuses an instance that fits none, naming the limit', async () => {
     const bytes = config.stateWords * 4;
-    expect(batchCapacity(config, { ...ctx.limits, maxStorageBufferBindingSize: 3 * bytes + 4 })).toBe(3);
+    expect(batchCapacity([config], { ...ctx.limits, maxStorageBufferBindingSize: 3 * bytes + 4 })).toBe(3);
     const tight = { ...ctx, limits: { ...ctx.limits, maxStorageBufferBindingSize: bytes - 4 } };
     const err = await runGpu(tight, config, SEED, FIRST, 2).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServesimError);

@@ -5,6 +5,7 @@
 import type { Problem, Scenario } from '../model/problem.js';
 import { formatCsv, formatJson, formatTable } from '../report/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
+import { describeBatches } from '../run/batches.js';
 import { readProblemArgument } from './hint-command.js';
 import { EXIT, type SimulationOptionValues } from './options.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
@@ -61,8 +62,8 @@ export async function runCommand(
       }
       if (controller.signal.aborted) break;
       io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
-      // why auto chose it, and what ran elsewhere than asked
-      for (const line of [result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
+      // how the cases were batched, why auto chose the engine, and what ran elsewhere than asked
+      for (const line of [describeBatches(result.meta.batches), result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
       results.push(result);
       writeResult(result, i, plans.length, opts, io);
     }

@@ -11,6 +11,7 @@ import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
 import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
+import { describeBatches } from '../run/batches.js';
 import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
@@ -154,7 +155,7 @@ export async function sweepCommand(
 
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
-  if (meta.choice !== undefined) io.stderr.write(`  ${meta.choice}\n`);
+  for (const line of [meta.batches.length === 0 ? undefined : describeBatches(meta.batches), meta.choice, meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
   const failures: string[] = [];
   if (outcome.finished.length > 0) {
     const written = [

@@ -10,27 +10,47 @@
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
  */
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
-import {
-  AP, APP_WORDS, E, ENTRY_WORDS, ERR, EV, FAILURE, FAILURE_WORDS, FAIL_MODE, G, HEAP_WORDS, J,
-  JOB_WORDS, KIND, MODE, P, PHASE, PICK, POLICY, PREFIX_WORDS, QW, R, REPLICA_HEADER_WORDS, RING_WORDS,
-  RP, STAGE, STATUS, STREAM, TARGET,
-} from './layout.js';
-import { draw, instanceKey, sampleTable } from './rng.js';
+import * as layout from './layout.js';
+import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET } from './layout.js';
+import * as rng from './rng.js';
 
+// Imported bindings are loaded and checked at every use in V8's optimised code; module
+// constants fold into it. So the engine reads the word counts (the const enums above are
+// numbers already) and the random functions through these.
+const APP_WORDS = layout.APP_WORDS;
+const ENTRY_WORDS = layout.ENTRY_WORDS;
+const FAILURE_WORDS = layout.FAILURE_WORDS;
+const HEAP_WORDS = layout.HEAP_WORDS;
+const JOB_WORDS = layout.JOB_WORDS;
+const PREFIX_WORDS = layout.PREFIX_WORDS;
+const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
+const RING_WORDS = layout.RING_WORDS;
+const draw = rng.draw;
+const instanceKey = rng.instanceKey;
+const sampleTable = rng.sampleTable;
+
+// Module variables are `var`, not `let`: V8's optimised code checks a `let` for its temporal
+// dead zone at every read from a function, and this engine reads them on every line.
 // The buffers an instance runs on: state (all instances), its base, params and tables.
-let st: Uint32Array = new Uint32Array(0);
-let sb = 0;
+var st: Uint32Array = new Uint32Array(0);
+var sb = 0;
 // Where this instance's results, jobs and heap start (fixed for a configuration).
-let rs = 0;
-let js = 0;
-let hs = 0;
-let pr: Uint32Array = new Uint32Array(0);
-let tb: Uint32Array = new Uint32Array(0);
+var rs = 0;
+var js = 0;
+var hs = 0;
+var pr: Uint32Array = new Uint32Array(0);
+var tb: Uint32Array = new Uint32Array(0);
 // The event being handled.
-let evTime = 0;
-let evKind = 0;
-let evId = 0;
-let evTag = 0;
+var evTime = 0;
+var evKind = 0;
+var evId = 0;
+var evTag = 0;
+// The state words read on most events: the clock (G.NOW), the heap's length (G.HEAP_LEN) and
+// insertion sequence (G.SEQ). initInstance and advanceInstance hold them here while they run
+// and write them back to the state before they return.
+var now = 0;
+var heapLen = 0;
+var heapSeq = 0;
 
 const SESSION_KEY = 0x80000000;
 const NONE = 0xffffffff;
@@ -129,7 +149,6 @@ function fail(code: number): void {
  * would not. An event pushed at NONE never happens, and stopInstance drops it.
  */
 function later(runs: number, dur: number): number {
-  const now = st[sb + G.NOW]!;
   if (dur !== 0 && runs > Math.floor((NONE - 1 - now) / dur)) {
     fail(ERR.HORIZON);
     return NONE;
@@ -156,13 +175,13 @@ function heapBefore(a: number, b: number): boolean {
 }
 
 function heapPush(time: number, kind: number, id: number, tag: number): void {
-  const n = st[sb + G.HEAP_LEN]!;
+  const n = heapLen;
   if (n >= pr[P.HEAP_CAP]!) {
     fail(ERR.HEAP_FULL);
     return;
   }
-  const seq = st[sb + G.SEQ]!;
-  st[sb + G.SEQ] = seq + 1;
+  const seq = heapSeq;
+  heapSeq = (seq + 1) >>> 0;
   let i = n;
   while (i > 0) {
     const parent = (i - 1) >>> 1;
@@ -180,7 +199,7 @@ function heapPush(time: number, kind: number, id: number, tag: number): void {
   st[at + 1] = seq;
   st[at + 2] = ((kind << 24) | id) >>> 0;
   st[at + 3] = tag;
-  st[sb + G.HEAP_LEN] = n + 1;
+  heapLen = n + 1;
 }
 
 /** Removes the earliest event into evTime, evKind, evId, evTag. */
@@ -190,8 +209,8 @@ function heapPop(): void {
   evKind = st[top + 2]! >>> 24;
   evId = st[top + 2]! & 0xffffff;
   evTag = st[top + 3]!;
-  const n = st[sb + G.HEAP_LEN]! - 1;
-  st[sb + G.HEAP_LEN] = n;
+  const n = heapLen - 1;
+  heapLen = n;
   const last = heapAt(n);
   let i = 0;
   for (;;) {
@@ -313,7 +332,7 @@ function noteBusy(from: number, to: number, batch: number): void {
 function noteWait(j: number, counters: number, hist: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] === 0) return;
-  const wait = st[sb + G.NOW]! - st[jb + J.ENQUEUED]!;
+  const wait = now - st[jb + J.ENQUEUED]!;
   if (wait > 0) count(counters + QW.WAITED);
   add64(counters + QW.WAIT_SUM, wait);
   histCount(hist, wait);
@@ -338,14 +357,14 @@ function jobRelease(j: number): void {
   }
   if (pr[P.KIND] === KIND.TASK) st[sb + G.ORCH_BUSY] = st[sb + G.ORCH_BUSY]! - 1;
   // the integral of the number in system is each job's time in the measured window, summed
-  add64(R.IN_SYSTEM_AREA, measured(st[jb + J.ARRIVAL]!, st[sb + G.NOW]!));
+  add64(R.IN_SYSTEM_AREA, measured(st[jb + J.ARRIVAL]!, now));
   jobFree(j);
 }
 
 function jobSucceed(j: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] !== 0) {
-    const latency = st[sb + G.NOW]! - st[jb + J.ARRIVAL]!;
+    const latency = now - st[jb + J.ARRIVAL]!;
     count(R.SUCCESSES);
     add64(R.LATENCY_SUM, latency);
     add64(R.SOJOURN_SUM, latency);
@@ -360,7 +379,7 @@ function jobFail(j: number, cause: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] !== 0) {
     count(cause);
-    add64(R.SOJOURN_SUM, st[sb + G.NOW]! - st[jb + J.ARRIVAL]!);
+    add64(R.SOJOURN_SUM, now - st[jb + J.ARRIVAL]!);
   }
   jobRelease(j);
 }
@@ -446,7 +465,7 @@ function cacheInsert(r: number, key: number, tokens: number, pins: number): numb
   const eb = entryAt(r, e);
   st[eb + E.KEY] = key;
   st[eb + E.TOKENS] = tokens;
-  st[eb + E.LAST] = st[sb + G.NOW]!;
+  st[eb + E.LAST] = now;
   st[eb + E.PINS] = pins;
   return e;
 }
@@ -456,7 +475,7 @@ function cacheUnpin(r: number, j: number): void {
   if (st[jb + J.ENTRY] === NONE) return;
   const eb = entryAt(r, st[jb + J.ENTRY]!);
   st[eb + E.PINS] = st[eb + E.PINS]! - 1;
-  st[eb + E.LAST] = st[sb + G.NOW]!;
+  st[eb + E.LAST] = now;
   st[jb + J.ENTRY] = NONE;
 }
 
@@ -501,7 +520,7 @@ function replicaUnload(r: number, j: number): void {
   st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! - (st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!);
   st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! - 1;
   // the router holds the call from its replica's queue to its end
-  add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, st[sb + G.NOW]!));
+  add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, now));
 }
 
 function iterationTime(decoding: number, prefill: number): number {
@@ -522,7 +541,7 @@ function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.PHASE] = PHASE.DECODE;
   st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
-  st[jb + J.FIRST_AT] = st[sb + G.NOW]!;
+  st[jb + J.FIRST_AT] = now;
   const key = prefixKey(j);
   if (key === 0) return;
   const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
@@ -542,7 +561,6 @@ function prefillDone(r: number, j: number): void {
 function callTimes(j: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] === 0) return;
-  const now = st[sb + G.NOW]!;
   const ttft = st[jb + J.FIRST_AT]! - st[jb + J.CALL_AT]!;
   count(R.CALLS_DONE);
   add64(R.OUTPUT_TOKENS, st[jb + J.OUTPUT]!);
@@ -585,7 +603,6 @@ function callDone(r: number, j: number): void {
  */
 function replicaBoundary(r: number): void {
   const rb = replicaAt(r);
-  const now = st[sb + G.NOW]!;
   const mode = st[rb + RP.MODE]!;
   if (mode !== MODE.IDLE) {
     noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
@@ -645,7 +662,7 @@ function replicaAdmit(r: number): void {
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
     st[jb + J.STAGE] = STAGE.GPU_RUNNING;
     st[jb + J.ENTRY] = e;
-    if (e !== NONE) st[entryAt(r, e) + E.LAST] = st[sb + G.NOW]!;
+    if (e !== NONE) st[entryAt(r, e) + E.LAST] = now;
     st[jb + J.RESERVED] = need;
     st[jb + J.CACHED] = cached;
     st[jb + J.PREFILL_LEFT] = prompt - cached;
@@ -664,7 +681,6 @@ function replicaAdmit(r: number): void {
 /** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
 function replicaPlan(r: number): void {
   const rb = replicaAt(r);
-  const now = st[sb + G.NOW]!;
   const running = st[rb + RP.N_RUN]!;
   st[rb + RP.START] = now;
   st[rb + RP.BATCH] = running;
@@ -706,7 +722,6 @@ function replicaPlan(r: number): void {
 function replicaTouch(r: number): void {
   const rb = replicaAt(r);
   if (st[rb + RP.STATUS] !== STATUS.ALIVE) return;
-  const now = st[sb + G.NOW]!;
   const mode = st[rb + RP.MODE]!;
   if (mode === MODE.IDLE) {
     replicaBoundary(r);
@@ -724,7 +739,7 @@ function replicaEnqueue(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.GPU_QUEUED;
   st[jb + J.REPLICA] = r;
-  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  st[jb + J.ENQUEUED] = now;
   st[rb + RP.LOAD] = st[rb + RP.LOAD]! + 1;
   st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
   st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
@@ -743,7 +758,6 @@ function replicaEnqueue(r: number, j: number): void {
  */
 function replicaReset(r: number): void {
   const rb = replicaAt(r);
-  const now = st[sb + G.NOW]!;
   if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
@@ -767,7 +781,7 @@ function replicaReset(r: number): void {
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 function replicaHang(r: number): void {
   const rb = replicaAt(r);
-  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, st[sb + G.NOW]!, st[rb + RP.BATCH]!);
+  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
 }
@@ -912,7 +926,7 @@ function callFailed(j: number): void {
 /** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
 function toolStart(j: number): void {
   const jb = jobAt(j);
-  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  st[jb + J.ENQUEUED] = now;
   if (st[jb + J.COUNTED] !== 0) count(R.TOOL_QUEUED);
   if (st[sb + G.TOOLS_BUSY]! < pr[P.TOOL_SLOTS]!) {
     toolRun(j);
@@ -927,7 +941,7 @@ function toolRun(j: number): void {
   st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
   noteWait(j, R.TOOL_QUEUED, P.OFF_HIST_TOOL_WAIT);
   st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
-  st[jb + J.STARTED] = st[sb + G.NOW]!;
+  st[jb + J.STARTED] = now;
   let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
   heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
@@ -936,7 +950,7 @@ function toolRun(j: number): void {
 /** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
 function toolFreed(j: number): void {
   st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! - 1;
-  add64(R.TOOL_AREA, measured(st[jobAt(j) + J.STARTED]!, st[sb + G.NOW]!));
+  add64(R.TOOL_AREA, measured(st[jobAt(j) + J.STARTED]!, now));
   if (st[sb + G.TOOL_Q_LEN]! > 0) {
     const next = st[sb + G.TOOL_Q_HEAD]!;
     queueUnlink(sb + G.TOOL_Q_HEAD, next);
@@ -954,7 +968,7 @@ function toolDone(j: number): void {
     return;
   }
   st[jb + J.STAGE] = STAGE.AT_ROUTER;
-  st[jb + J.CALL_AT] = st[sb + G.NOW]!;
+  st[jb + J.CALL_AT] = now;
   heapPush(later(1, pr[P.ROUTER_OVERHEAD]!), EV.ROUTE, j, st[jb + J.GEN]!);
 }
 
@@ -974,7 +988,7 @@ function serviceStart(j: number, s: number): void {
   noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
   st[jb + J.STAGE] = STAGE.SERVER_RUNNING;
   st[jb + J.REPLICA] = s;
-  st[jb + J.STARTED] = st[sb + G.NOW]!;
+  st[jb + J.STARTED] = now;
   let service = sample(P.T_SERVICE, random(STREAM.SERVICE, st[jb + J.INDEX]!, 0));
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.SERVER) service = scaleMilli(service, pr[P.SLOW_FACTOR_MILLI]!);
   heapPush(later(1, service), EV.SERVICE_DONE, j, st[jb + J.GEN]!);
@@ -982,7 +996,7 @@ function serviceStart(j: number, s: number): void {
 
 function serverArrive(j: number): void {
   const jb = jobAt(j);
-  st[jb + J.ENQUEUED] = st[sb + G.NOW]!;
+  st[jb + J.ENQUEUED] = now;
   if (st[jb + J.COUNTED] !== 0) count(R.QUEUED);
   const s = serverFree();
   if (s !== NONE && st[sb + G.SERVER_Q_LEN] === 0) {
@@ -1009,13 +1023,12 @@ function serviceEnd(j: number): void {
   const jb = jobAt(j);
   const b = serverAt(st[jb + J.REPLICA]!);
   st[b + AP.BUSY] = st[b + AP.BUSY]! - 1;
-  noteBusy(st[jb + J.STARTED]!, st[sb + G.NOW]!, 1);
+  noteBusy(st[jb + J.STARTED]!, now, 1);
 }
 
 // ---- arrivals and deadlines -------------------------------------------------------------------
 
 function arrivalNext(): void {
-  const now = st[sb + G.NOW]!;
   const index = st[sb + G.NEXT_INDEX]!;
   const burst = now >= pr[P.BURST_FROM]! && now < pr[P.BURST_TO]!;
   const gap = sample(burst ? P.T_BURST_INTERARRIVAL : P.T_INTERARRIVAL, random(STREAM.ARRIVAL, index, 0));
@@ -1027,7 +1040,6 @@ function arrivalNext(): void {
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
 function arrival(): void {
-  const now = st[sb + G.NOW]!;
   const index = st[sb + G.NEXT_INDEX]!;
   st[sb + G.NEXT_INDEX] = index + 1;
   const counted = now >= pr[P.WARMUP]! && now < pr[P.MEASURE_END]! ? 1 : 0;
@@ -1307,7 +1319,7 @@ function handleEvent(): void {
  */
 function nextEvent(until: number): boolean {
   const arrivalAt = st[sb + G.NEXT_ARRIVAL]!;
-  const heapAt0 = st[sb + G.HEAP_LEN]! > 0 ? st[hs]! : NONE;
+  const heapAt0 = heapLen > 0 ? st[hs]! : NONE;
   if (arrivalAt <= heapAt0 && arrivalAt !== NONE) {
     if (arrivalAt >= until) return false;
     evTime = arrivalAt;
@@ -1330,25 +1342,39 @@ function stopInstance(): void {
   for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
     if (st[jobAt(j) + J.STAGE] !== STAGE.FREE) jobFail(j, R.OVERLOADED);
   }
-  st[sb + G.HEAP_LEN] = 0;
+  heapLen = 0;
 }
 
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
 function advanceInstance(until: number): boolean {
+  now = st[sb + G.NOW]!;
+  heapLen = st[sb + G.HEAP_LEN]!;
+  heapSeq = st[sb + G.SEQ]!;
+  // counted here, added to R.EVENTS once (a double: exact far past 2^32)
+  let events = 0;
   while (st[sb + G.DONE] === 0 && nextEvent(until)) {
-    st[sb + G.NOW] = evTime;
-    add64(R.EVENTS, 1);
+    now = evTime;
+    events += 1;
     handleEvent();
     if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
-  if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.HEAP_LEN] === 0) st[sb + G.DONE] = 1;
+  const high = Math.floor(events / 0x100000000);
+  add64(R.EVENTS, events - high * 0x100000000);
+  st[result(R.EVENTS) + 1] = (st[result(R.EVENTS) + 1]! + high) >>> 0;
+  st[sb + G.NOW] = now;
+  st[sb + G.HEAP_LEN] = heapLen;
+  st[sb + G.SEQ] = heapSeq;
+  if (st[sb + G.NEXT_ARRIVAL] === NONE && heapLen === 0) st[sb + G.DONE] = 1;
   return st[sb + G.DONE] !== 0;
 }
 
 /** An empty system at time 0: free lists, replicas up, the first arrival and the windows. */
 function initInstance(seed: number, instance: number): void {
   st.fill(0, sb, sb + pr[P.STATE_WORDS]!);
+  now = 0;
+  heapLen = 0;
+  heapSeq = 0;
   st[sb + G.KEY] = instanceKey(seed, instance);
   for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
     st[jobAt(j) + J.NEXT] = j + 1 < pr[P.JOB_CAP]! ? j + 1 : NONE;
@@ -1365,6 +1391,8 @@ function initInstance(seed: number, instance: number): void {
     if (failureWord(f, FAILURE.MODE) === FAIL_MODE.HANG) heapPush(failureWord(f, FAILURE.DETECT_AT), EV.FAIL_DETECT, f, 0);
     heapPush(failureWord(f, FAILURE.TO), EV.FAIL_END, f, 0);
   }
+  st[sb + G.HEAP_LEN] = heapLen;
+  st[sb + G.SEQ] = heapSeq;
 }
 
 // ---- entry points ---------------------------------------------------------------------------------

@@ -2,19 +2,25 @@
  * The WGSL engine: thousands of seeded instances in lockstep, one invocation each, giving the
  * reference engine's result records bit for bit (docs/model.md section 7).
  *
- * Instances run in batches sized by the buffer limits. A batch is initialised, then advanced
- * through time windows, each its own submit, so no single dispatch runs long enough for a
- * driver to declare the device hung; after each window the count of finished instances comes
- * back (progress, and an early exit), and at the end only the result records are read back.
+ * It runs a batch (src/engine/batch.ts): runs of instances of any configurations of one
+ * shape, together. The params and tables of all of them go to the GPU once; each slot of the
+ * state buffer says which configuration, base seed and instance it runs. The batch's instances
+ * go in passes of as many as the buffer limits allow, runs side by side. A pass is
+ * initialised, then advanced through time windows, each its own submit, so no single dispatch
+ * runs long enough for a driver to declare the device hung; after each window the count of
+ * finished instances comes back (progress, and an early exit), and at the end only the result
+ * records are read back.
  *
  * Mesa's llvmpipe (no GPU) ends every loop once an invocation has run 65,535 loop iterations,
  * which would corrupt instances silently. On such an adapter (a probe finds out) each dispatch
  * handles at most a budget of events per instance and reports whether it hit the cap; one that
  * did is undone from a copy of the state and redone with half the budget.
  */
-import type { EngineBatch } from '../engine/batch.js';
+import { batchInstances, singleRun, type EngineBatch } from '../engine/batch.js';
+import { batchParams } from '../engine/batch-params.js';
 import type { EngineConfig } from '../engine/compile.js';
 import { END_OF_TIME, horizonOf, runReference } from '../engine/reference.js';
+import { shapeKey, shapeOf, type Shape } from '../engine/shape.js';
 import { ServesimError } from '../errors.js';
 import { captureGpuErrors, type GpuContext, type GpuLimits } from './adapter.js';
 import {
@@ -27,7 +33,7 @@ import {
   writeBuffer,
 } from './buffers.js';
 import { planDispatch, type DispatchPlan } from './dispatch.js';
-import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, kernelSource, shapeConstants } from './kernel-source.js';
+import { BINDING, COUNTER, COUNTER_WORDS, ENTRY_POINT, RUN, RUN_WORDS, SLOT, SLOT_WORDS, kernelSource } from './kernel-source.js';
 
 /** Time windows a run is advanced in unless told otherwise. */
 export const DEFAULT_WINDOWS = 16;
@@ -72,7 +78,7 @@ export interface GpuRunOptions {
   readonly signal?: AbortSignal;
   /** Called as instances finish (after each window), with the number finished so far. */
   readonly onProgress?: (done: number) => void;
-  /** Most instances per batch; default as many as the buffer limits allow. */
+  /** Most instances per pass; default as many as the buffer limits allow. */
   readonly maxBatch?: number;
   /**
    * Invocations (instances) per workgroup; default 64 on a GPU, one CPU vector (4) on
@@ -80,12 +86,17 @@ export interface GpuRunOptions {
    */
   readonly workgroupSize?: number;
   /**
-   * How a batch's state records share the state buffer: `records`, one after another (the
+   * How a pass's state records share the state buffer: `records`, one after another (the
    * default), or `interleaved` word by word (docs/kernel-layout.md), meant for GPUs, where
    * lanes reading one field would share a memory transaction; `npm run bench:lanes` measures
    * both. Records do not depend on it.
    */
   readonly stateLayout?: StateLayout;
+}
+
+export interface GpuBatchOptions extends GpuRunOptions {
+  /** Called as each run's records are complete (its index in the batch's runs), in run order. */
+  readonly onRun?: (run: number, records: Uint32Array) => void;
 }
 
 /** See {@link GpuRunOptions.stateLayout}. */
@@ -99,6 +110,28 @@ export interface GpuRunOutcome {
   readonly gpuInstances: number;
   /** Instances the CPU reference engine ran after the GPU failed: the rest. */
   readonly cpuInstances: number;
+  readonly adapter: string;
+  /** Why some instances ran on the CPU; absent when none did. */
+  readonly note?: string;
+}
+
+/** One pass of the GPU over part of a batch: the instances its buffers held at once. */
+export interface GpuPass {
+  readonly instances: number;
+  /** Configurations among them. */
+  readonly configs: number;
+}
+
+/** What {@link runGpuBatchWithFallback} ran where. */
+export interface GpuBatchOutcome {
+  /** Each run's records, `resultWords` of its configuration each: what runReferenceBatch gives. */
+  readonly records: Uint32Array[];
+  /** Instances whose records came from the GPU: the batch's first ones, runs in order. */
+  readonly gpuInstances: number;
+  /** Instances the CPU reference engine ran after the GPU failed: the rest. */
+  readonly cpuInstances: number;
+  /** The passes the GPU finished, in order. */
+  readonly passes: readonly GpuPass[];
   readonly adapter: string;
   /** Why some instances ran on the CPU; absent when none did. */
   readonly note?: string;
@@ -139,15 +172,15 @@ function cachedPromise<K, V>(cache: { get(k: K): Promise<V> | undefined; set(k: 
   return value;
 }
 
-/** The pipelines for `config`'s shape at the options' workgroup size and state layout, or the defaults. */
-async function kernelFor(ctx: GpuContext, config: EngineConfig, options: GpuRunOptions): Promise<Kernel> {
+/** The pipelines for a shape at the options' workgroup size and state layout, or the defaults. */
+async function kernelFor(ctx: GpuContext, shape: Shape, options: GpuRunOptions): Promise<Kernel> {
   const { device } = ctx;
   const what = 'compiling the WGSL engine';
   const kernel = await cachedPromise(kernels, device, () => captureGpuErrors(device, what, () => buildDeviceKernel(device)));
   const workgroupSize = options.workgroupSize ?? kernel.workgroupSize;
   planDispatch(1, workgroupSize, ctx.limits); // a size past the limits fails here, naming the limit, not in the compiler
   const stateLayout = options.stateLayout ?? 'records';
-  const constants = { ...shapeConstants(config), WG: workgroupSize, INTERLEAVED: stateLayout === 'interleaved' ? 1 : 0 };
+  const constants = { ...shape, WG: workgroupSize, INTERLEAVED: stateLayout === 'interleaved' ? 1 : 0 };
   const key = JSON.stringify(constants);
   const pipelines = await cachedPromise(kernel.shapes, key, () => captureGpuErrors(device, what, () => buildPipelines(device, kernel, constants)));
   return { loopCapped: kernel.loopCapped, workgroupSize, layout: kernel.layout, ...pipelines };
@@ -168,6 +201,7 @@ async function buildDeviceKernel(device: GPUDevice): Promise<DeviceKernel> {
       entry('uniform', BINDING.RUN),
       entry('storage', BINDING.COUNTERS),
       entry('storage', BINDING.RESULTS),
+      entry('read-only-storage', BINDING.SLOTS),
     ],
   });
   const pipelineLayout = device.createPipelineLayout({ label: 'servesim engine', bindGroupLayouts: [layout] });
@@ -215,17 +249,25 @@ async function capsLoops(device: GPUDevice): Promise<boolean> {
 }
 
 /**
- * Instances whose state fits one batch on these limits.
+ * Instances of these configurations whose state fits one pass on these limits: every slot
+ * holds the largest configuration's state, so that a slot's record starts at slot x stride in
+ * either state layout.
  *
  * @throws ServesimError SERVESIM_GPU_LIMIT, naming the limit, when not even one fits.
  */
 export function batchCapacity(
-  config: EngineConfig,
+  configs: readonly EngineConfig[],
   limits: Pick<GpuLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize' | 'maxUniformBufferBindingSize'>,
 ): number {
-  const bytes = config.stateWords * 4;
-  checkBufferSize(bytes, limits, `the state of one instance (case ${config.scenario})`);
+  const largest = largestState(configs);
+  const bytes = largest.stateWords * 4;
+  checkBufferSize(bytes, limits, `the state of one instance (case ${largest.scenario})`);
   return Math.floor(Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) / bytes);
+}
+
+function largestState(configs: readonly EngineConfig[]): EngineConfig {
+  if (configs.length === 0) throw new RangeError('runGpu: a batch with runs needs configurations');
+  return configs.reduce((a, b) => (b.stateWords > a.stateWords ? b : a));
 }
 
 function lostError(ctx: GpuContext, info: GPUDeviceLostInfo, what: string): ServesimError {
@@ -261,9 +303,12 @@ function throwIfCancelled(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
 }
 
-/** The end of window w of `windows` (1-based), as runReference advances them. */
-function windowEnd(config: EngineConfig, w: number, windows: number): number {
-  return w === windows ? END_OF_TIME : Math.floor((horizonOf(config) * w) / windows);
+/**
+ * The end of window w of `windows` (1-based) over `horizon`. Records do not depend on the
+ * windows, so a pass of many configurations cuts the longest horizon among them.
+ */
+function windowEnd(horizon: number, w: number, windows: number): number {
+  return w === windows ? END_OF_TIME : Math.floor((horizon * w) / windows);
 }
 
 function checkCount(name: string, n: number, min: number): void {
@@ -280,47 +325,136 @@ function progressReporter(onProgress: ((done: number) => void) | undefined): (do
   };
 }
 
+/** Instances `from .. from + count - 1` of a run (counted within the run), at slots `slot ..` of a pass. */
+interface Segment {
+  readonly run: number;
+  readonly from: number;
+  readonly count: number;
+  readonly slot: number;
+}
+
+/** Each run's records as they come in, GPU or CPU; the batch's first `finished` instances are in. */
+interface RecordSink {
+  readonly records: Uint32Array[];
+  /** Where each run's instances start among the batch's, runs in order. */
+  readonly starts: readonly number[];
+  readonly finished: number;
+  /** Notes that the first `finished` instances are in, and hands each run they complete to `onRun`. */
+  finish(finished: number): void;
+}
+
 /**
- * Runs the instances on the GPU, writing each batch's records into `out` as it completes;
- * `finished.gpu` counts the instances written. Throws SERVESIM_GPU_ERROR on any GPU failure.
+ * Checks a batch and makes room for its records.
+ *
+ * @throws RangeError when a run names no configuration or its count is not a whole number,
+ *   or when the configurations differ in shape (one pipeline runs them all).
  */
-async function runBatches(
+function startBatch(batch: EngineBatch, onRun: GpuBatchOptions['onRun']): RecordSink {
+  batch.runs.forEach((r, i) => {
+    if (batch.configs[r.config] === undefined) throw new RangeError(`runGpu: run ${i} names configuration ${r.config} of ${batch.configs.length}`);
+    checkCount('count', r.count, 0);
+  });
+  const shapes = batch.configs.map(shapeKey);
+  shapes.forEach((shape, k) => {
+    if (shape !== shapes[0]) {
+      throw new RangeError(
+        `runGpu: a batch's configurations must share one shape (src/engine/shape.ts shapeKey): configuration ${k} (case ${batch.configs[k]!.scenario}) is ${shape}, configuration 0 (case ${batch.configs[0]!.scenario}) ${shapes[0]}`,
+      );
+    }
+  });
+  const records = batch.runs.map((r) => new Uint32Array(r.count * batch.configs[r.config]!.resultWords));
+  const starts: number[] = [];
+  let start = 0;
+  for (const r of batch.runs) {
+    starts.push(start);
+    start += r.count;
+  }
+  let reported = 0;
+  const sink = {
+    records,
+    starts,
+    finished: 0,
+    finish(finished: number): void {
+      sink.finished = finished;
+      for (; reported < batch.runs.length && starts[reported]! + batch.runs[reported]!.count <= finished; reported++) {
+        onRun?.(reported, records[reported]!);
+      }
+    },
+  };
+  return sink;
+}
+
+/** The runs' parts among the batch's instances `start .. start + count - 1`. */
+function segmentsOf(batch: EngineBatch, starts: readonly number[], start: number, count: number): Segment[] {
+  const out: Segment[] = [];
+  batch.runs.forEach((r, run) => {
+    const from = Math.max(start, starts[run]!);
+    const to = Math.min(start + count, starts[run]! + r.count);
+    if (to > from) out.push({ run, from: from - starts[run]!, count: to - from, slot: from - start });
+  });
+  return out;
+}
+
+/** "instances 300 to 320" (of one run), or "1,024 instances of 16 runs", for messages. */
+function describePass(batch: EngineBatch, segments: readonly Segment[]): string {
+  if (segments.length === 1) {
+    const s = segments[0]!;
+    const first = batch.runs[s.run]!.first + s.from;
+    return `instances ${formatCount(first)} to ${formatCount(first + s.count - 1)}`;
+  }
+  return `${formatCount(segments.reduce((n, s) => n + s.count, 0))} instances of ${segments.length} runs`;
+}
+
+/** A pass the GPU finished, its records written: the batch's first `end` instances are done. */
+interface FinishedPass extends GpuPass {
+  readonly end: number;
+}
+
+/**
+ * Runs the batch's instances on the GPU pass by pass, writing each pass's records into the
+ * sink's arrays, and yields as each completes (a generator, so that what the caller does with
+ * a pass, `onRun` included, is not taken for a GPU failure). Throws SERVESIM_GPU_ERROR on any
+ * GPU failure.
+ */
+async function* runPasses(
   ctx: GpuContext,
-  config: EngineConfig,
-  seed: number,
-  first: number,
-  count: number,
+  batch: EngineBatch,
   options: GpuRunOptions,
   report: (done: number) => void,
-  out: Uint32Array,
-  finished: { gpu: number },
-): Promise<void> {
+  sink: Pick<RecordSink, 'records' | 'starts'>,
+): AsyncGenerator<FinishedPass> {
   const windows = options.windows ?? DEFAULT_WINDOWS;
   checkCount('windows', windows, 1);
-  const capacity = Math.min(batchCapacity(config, ctx.limits), options.maxBatch ?? Infinity);
-  checkCount('maxBatch', capacity, 1);
+  if (options.maxBatch !== undefined) checkCount('maxBatch', options.maxBatch, 1);
   if (options.workgroupSize !== undefined) checkCount('workgroupSize', options.workgroupSize, 1);
-  const batch = Math.min(count, capacity);
   throwIfCancelled(options.signal);
-  if (count === 0) return;
+  const total = batchInstances(batch);
+  if (total === 0) return;
+  const { configs } = batch;
+  const stride = largestState(configs).stateWords;
+  const resultStride = configs.reduce((words, c) => Math.max(words, c.resultWords), 0);
+  const size = Math.min(total, batchCapacity(configs, ctx.limits), options.maxBatch ?? Infinity);
   checkDevice(ctx, 'before the WGSL engine');
-  const kernel = await whileAlive(ctx, kernelFor(ctx, config, options), 'compiling the WGSL engine');
+  const kernel = await whileAlive(ctx, kernelFor(ctx, shapeOf(configs[0]!), options), 'compiling the WGSL engine');
 
   const { device } = ctx;
-  const stateBytes = batch * config.stateWords * 4;
+  const { params: paramWords, tables: tableWords, bases } = batchParams(configs);
+  const stateBytes = size * stride * 4;
   const buffers: GPUBuffer[] = [];
   const keep = (b: GPUBuffer): GPUBuffer => {
     buffers.push(b);
     return b;
   };
   try {
-    const params = keep(createStorageBuffer(device, config.params, { label: 'params', what: 'the parameter block' }));
-    const tables = keep(createStorageBuffer(device, config.tables, { label: 'tables', what: 'the distribution tables' }));
-    const stateWhat = `the state of ${formatCount(batch)} instances`;
+    const ofConfigs = `of ${formatCount(configs.length)} configuration${configs.length === 1 ? '' : 's'}`;
+    const params = keep(createStorageBuffer(device, paramWords, { label: 'params', what: `the parameter blocks ${ofConfigs}` }));
+    const tables = keep(createStorageBuffer(device, tableWords, { label: 'tables', what: `the distribution tables ${ofConfigs}` }));
+    const stateWhat = `the state of ${formatCount(size)} instances`;
     const state = keep(createStorageBufferOfSize(device, stateBytes, { label: 'state', what: stateWhat }));
     // where loops are capped, each advance may be undone: the state as it was before it
     const backup = kernel.loopCapped ? keep(createStorageBufferOfSize(device, stateBytes, { label: 'state backup', what: stateWhat })) : null;
-    const results = keep(createStorageBufferOfSize(device, batch * config.resultWords * 4, { label: 'results', what: `the results of ${formatCount(batch)} instances` }));
+    const results = keep(createStorageBufferOfSize(device, size * resultStride * 4, { label: 'results', what: `the results of ${formatCount(size)} instances` }));
+    const slots = keep(createStorageBufferOfSize(device, size * SLOT_WORDS * 4, { label: 'slots', what: `the slots of ${formatCount(size)} instances` }));
     const counters = keep(createStorageBufferOfSize(device, COUNTER_WORDS * 4, { label: 'counters' }));
     const countersStaging = keep(device.createBuffer({ label: 'counters readback', size: COUNTER_WORDS * 4, usage: USAGE_MAP_READ | USAGE_COPY_DST }));
     const runWords = new Uint32Array(RUN_WORDS);
@@ -335,6 +469,7 @@ async function runBatches(
         { binding: BINDING.RUN, resource: { buffer: run } },
         { binding: BINDING.COUNTERS, resource: { buffer: counters } },
         { binding: BINDING.RESULTS, resource: { buffer: results } },
+        { binding: BINDING.SLOTS, resource: { buffer: slots } },
       ],
     });
     const dispatch = (encoder: GPUCommandEncoder, pipeline: GPUComputePipeline, plan: DispatchPlan): void => {
@@ -356,22 +491,37 @@ async function runBatches(
       checkDevice(ctx, what);
       return words;
     };
-    const loopCapError = (what: string): ServesimError =>
-      new ServesimError(
-        'SERVESIM_GPU_LIMIT',
-        `${what}: one instance of case ${config.scenario} needs more loop iterations than ${ctx.adapterName} runs in one invocation (Mesa llvmpipe stops every loop after ${formatCount(LLVMPIPE_LOOP_CAP)})`,
-      );
 
     let budget = kernel.loopCapped ? FIRST_BUDGET : NO_BUDGET;
-    runWords[RUN.SEED] = seed;
+    runWords[RUN.STRIDE] = stride;
+    runWords[RUN.RESULT_STRIDE] = resultStride;
     runWords[RUN.TWO] = 2;
-    for (let offset = 0; offset < count; offset += batch) {
-      const n = Math.min(batch, count - offset);
-      const what = `instances ${formatCount(first + offset)} to ${formatCount(first + offset + n - 1)}`;
+    for (let offset = 0; offset < total; offset += size) {
+      const n = Math.min(size, total - offset);
+      const segments = segmentsOf(batch, sink.starts, offset, n);
+      const what = describePass(batch, segments);
+      const inPass = [...new Set(segments.map((s) => batch.runs[s.run]!.config))].map((k) => configs[k]!);
+      const cases = [...new Set(inPass.map((c) => c.scenario))].join(' or ');
+      const loopCapError = (step: string): ServesimError =>
+        new ServesimError(
+          'SERVESIM_GPU_LIMIT',
+          `${step}: one instance of case ${cases} needs more loop iterations than ${ctx.adapterName} runs in one invocation (Mesa llvmpipe stops every loop after ${formatCount(LLVMPIPE_LOOP_CAP)})`,
+        );
+      const slotWords = new Uint32Array(n * SLOT_WORDS);
+      for (const s of segments) {
+        const r = batch.runs[s.run]!;
+        for (let i = 0; i < s.count; i++) {
+          const at = (s.slot + i) * SLOT_WORDS;
+          slotWords[at + SLOT.PARAMS] = bases[r.config]!;
+          slotWords[at + SLOT.SEED] = r.seed;
+          slotWords[at + SLOT.INSTANCE] = r.first + s.from + i;
+        }
+      }
+      writeBuffer(device, slots, slotWords);
+      const horizon = Math.max(...inPass.map(horizonOf));
       const plan = planDispatch(n, kernel.workgroupSize, ctx.limits);
-      const usedBytes = n * config.stateWords * 4;
+      const usedBytes = n * stride * 4;
       runWords[RUN.COUNT] = n;
-      runWords[RUN.FIRST] = first + offset;
       writeBuffer(device, run, runWords);
       const init = device.createCommandEncoder();
       init.clearBuffer(state, 0, usedBytes);
@@ -379,7 +529,7 @@ async function runBatches(
       let done = 0;
       for (let w = 1; w <= windows && done < n; w++) {
         const step = `${what}, window ${w} of ${windows}`;
-        runWords[RUN.UNTIL] = windowEnd(config, w, windows);
+        runWords[RUN.UNTIL] = windowEnd(horizon, w, windows);
         for (;;) {
           throwIfCancelled(options.signal);
           runWords[RUN.BUDGET] = budget;
@@ -404,19 +554,65 @@ async function runBatches(
       const gather = device.createCommandEncoder();
       dispatch(gather, kernel.gather, plan);
       device.queue.submit([gather.finish()]);
-      const words = await whileAlive(
-        ctx,
-        readStorageBuffer(device, results, { byteLength: n * config.resultWords * 4 }),
-        `reading back ${what}`,
-      );
+      const words = await whileAlive(ctx, readStorageBuffer(device, results, { byteLength: n * resultStride * 4 }), `reading back ${what}`);
       checkDevice(ctx, `reading back ${what}`);
-      out.set(words, offset * config.resultWords);
-      finished.gpu = offset + n;
+      for (const s of segments) {
+        const resultWords = configs[batch.runs[s.run]!.config]!.resultWords;
+        for (let i = 0; i < s.count; i++) {
+          const at = (s.slot + i) * resultStride;
+          sink.records[s.run]!.set(words.subarray(at, at + resultWords), (s.from + i) * resultWords);
+        }
+      }
+      yield { instances: n, configs: inPass.length, end: offset + n };
     }
   } catch (err) {
     throw asGpuError(ctx, err, 'the WGSL engine');
   } finally {
     for (const b of buffers) b.destroy();
+  }
+}
+
+/**
+ * Runs a batch on the GPU, all its runs together in as few passes as the buffer limits allow,
+ * and returns each run's records: exactly what `runReferenceBatch(batch)` returns. When the
+ * GPU fails (device lost, an uncaptured error, a pipeline that does not compile, a
+ * configuration past the adapter's limits) the instances it had not finished run on the CPU
+ * reference engine instead; the outcome says how many ran where, and why. `onRun` is called as
+ * each run's records are complete.
+ *
+ * @throws RangeError when the batch's configurations differ in shape (src/engine/shape.ts);
+ *   ServesimError SERVESIM_CANCELLED when `signal` aborts.
+ */
+export async function runGpuBatchWithFallback(ctx: GpuContext, batch: EngineBatch, options: GpuBatchOptions = {}): Promise<GpuBatchOutcome> {
+  const sink = startBatch(batch, options.onRun);
+  const report = progressReporter(options.onProgress);
+  const passes: GpuPass[] = [];
+  const total = batchInstances(batch);
+  try {
+    for await (const { end, ...pass } of runPasses(ctx, batch, options, report, sink)) {
+      passes.push(pass);
+      sink.finish(end);
+    }
+    sink.finish(total);
+    return { records: sink.records, gpuInstances: total, cpuInstances: 0, passes, adapter: ctx.adapterName };
+  } catch (err) {
+    if (!(err instanceof ServesimError) || (err.code !== 'SERVESIM_GPU_ERROR' && err.code !== 'SERVESIM_GPU_LIMIT')) throw err;
+    const gpu = sink.finished;
+    for (const [index, r] of batch.runs.entries()) {
+      const config = batch.configs[r.config]!;
+      for (let i = Math.max(0, sink.finished - sink.starts[index]!); i < r.count; i += CPU_SLICE) {
+        throwIfCancelled(options.signal);
+        const n = Math.min(CPU_SLICE, r.count - i);
+        sink.records[index]!.set(runReference(config, r.seed, r.first + i, n), i * config.resultWords);
+        report(sink.starts[index]! + i + n);
+        sink.finish(sink.starts[index]! + i + n);
+        // lets an abort (or a server's other requests) in between slices
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    sink.finish(total);
+    const note = `${err.message}; ${formatCount(total - gpu)} of ${formatCount(total)} instances ran on the CPU reference engine instead`;
+    return { records: sink.records, gpuInstances: gpu, cpuInstances: total - gpu, passes, adapter: ctx.adapterName, note };
   }
 }
 
@@ -437,18 +633,13 @@ export async function runGpu(
   count: number,
   options: GpuRunOptions = {},
 ): Promise<Uint32Array> {
-  checkCount('count', count, 0);
-  const out = new Uint32Array(count * config.resultWords);
-  await runBatches(ctx, config, seed, first, count, options, progressReporter(options.onProgress), out, { gpu: 0 });
-  return out;
+  const batch = singleRun(config, seed, first, count);
+  const sink = startBatch(batch, undefined);
+  for await (const { end } of runPasses(ctx, batch, options, progressReporter(options.onProgress), sink)) sink.finish(end);
+  return sink.records[0]!;
 }
 
-/**
- * {@link runGpu}, except that when the GPU fails (device lost, an uncaptured error, a pipeline
- * that does not compile, a configuration past the adapter's limits) the instances it had not
- * finished run on the CPU reference engine instead; the outcome says how many ran where, and
- * why.
- */
+/** {@link runGpu} with {@link runGpuBatchWithFallback}'s fallback to the CPU. */
 export async function runGpuWithFallback(
   ctx: GpuContext,
   config: EngineConfig,
@@ -457,57 +648,6 @@ export async function runGpuWithFallback(
   count: number,
   options: GpuRunOptions = {},
 ): Promise<GpuRunOutcome> {
-  checkCount('count', count, 0);
-  const out = new Uint32Array(count * config.resultWords);
-  const report = progressReporter(options.onProgress);
-  const finished = { gpu: 0 };
-  try {
-    await runBatches(ctx, config, seed, first, count, options, report, out, finished);
-    return { records: out, gpuInstances: count, cpuInstances: 0, adapter: ctx.adapterName };
-  } catch (err) {
-    if (!(err instanceof ServesimError) || (err.code !== 'SERVESIM_GPU_ERROR' && err.code !== 'SERVESIM_GPU_LIMIT')) throw err;
-    const gpu = finished.gpu;
-    for (let i = gpu; i < count; i += CPU_SLICE) {
-      throwIfCancelled(options.signal);
-      const n = Math.min(CPU_SLICE, count - i);
-      out.set(runReference(config, seed, first + i, n), i * config.resultWords);
-      report(i + n);
-      // lets an abort (or a server's other requests) in between slices
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const note = `${err.message}; ${formatCount(count - gpu)} of ${formatCount(count)} instances ran on the CPU reference engine instead`;
-    return { records: out, gpuInstances: gpu, cpuInstances: count - gpu, adapter: ctx.adapterName, note };
-  }
-}
-
-/** What {@link runGpuBatchWithFallback} ran: each run's records, and why some ran on the CPU. */
-export interface GpuBatchOutcome {
-  readonly records: Uint32Array[];
-  readonly adapter: string;
-  readonly note?: string;
-}
-
-/**
- * A batch on the GPU, each run's records as {@link runGpuWithFallback} gives them. Runs go to
- * the device one after another; `onRun` is called as each finishes.
- */
-export async function runGpuBatchWithFallback(
-  ctx: GpuContext,
-  batch: EngineBatch,
-  options: GpuRunOptions & { readonly onRun?: (run: number, records: Uint32Array) => void } = {},
-): Promise<GpuBatchOutcome> {
-  const records: Uint32Array[] = [];
-  const notes: string[] = [];
-  let before = 0;
-  for (const [index, r] of batch.runs.entries()) {
-    const outcome = await runGpuWithFallback(ctx, batch.configs[r.config]!, r.seed, r.first, r.count, {
-      ...options,
-      onProgress: (done) => options.onProgress?.(before + done),
-    });
-    if (outcome.note !== undefined) notes.push(outcome.note);
-    records.push(outcome.records);
-    before += r.count;
-    options.onRun?.(index, outcome.records);
-  }
-  return { records, adapter: ctx.adapterName, ...(notes.length === 0 ? {} : { note: notes.join('; ') }) };
+  const { records, gpuInstances, cpuInstances, adapter, note } = await runGpuBatchWithFallback(ctx, singleRun(config, seed, first, count), options);
+  return { records: records[0]!, gpuInstances, cpuInstances, adapter, ...(note === undefined ? {} : { note }) };
 }

@@ -48,40 +48,73 @@ export class SimulationPool {
   }
 
   /**
-   * Runs a batch and returns each run's records. Slices of every run are queued together, so
-   * the threads stay busy across runs; they are small enough to report progress and balance
-   * load.
+   * Runs a batch and returns each run's records. Slices of every run go to the threads in
+   * turn, so they stay busy across runs; slices are small enough to report progress and
+   * balance load. Cancelling stops handing out slices and rejects at once; the few slices
+   * already running finish in the background and are dropped. (An AbortSignal given to
+   * Piscina would terminate a worker mid-task, and a result it had already posted then throws
+   * "Unexpected message from Worker" out of reach of any catch.)
    */
   async runBatch(batch: EngineBatch, options: PoolRunOptions = {}): Promise<Uint32Array[]> {
     const sliceSize = Math.max(1, Math.min(64, Math.ceil(batchInstances(batch) / (this.threads * 4))));
     const outs = batch.runs.map((r) => new Uint32Array(r.count * batch.configs[r.config]!.resultWords));
-    let done = 0;
-    const slices: Promise<void>[] = [];
-    batch.runs.forEach((r, index) => {
+    const left = batch.runs.map((r) => r.count);
+    const tasks = batch.runs.flatMap((r, run) => {
       const config = batch.configs[r.config]!;
-      let left = r.count;
+      const slices: { run: number; start: number; task: SliceTask }[] = [];
       for (let start = 0; start < r.count; start += sliceSize) {
-        const task: SliceTask = { config, seed: r.seed, first: r.first + start, count: Math.min(sliceSize, r.count - start) };
-        slices.push(
-          this.piscina.run(task, options.signal ? { signal: options.signal } : {}).then((result: SliceResult) => {
-            if (!(result instanceof Uint32Array)) throw new ServesimError(result.error.code, result.error.message);
-            outs[index]!.set(result, start * config.resultWords);
-            done += task.count;
-            left -= task.count;
-            options.onProgress?.(done);
-            if (left === 0) options.onRun?.(index, outs[index]!);
-          }),
-        );
+        slices.push({ run, start, task: { config, seed: r.seed, first: r.first + start, count: Math.min(sliceSize, r.count - start) } });
       }
+      return slices;
     });
-    try {
-      await Promise.all(slices);
-    } catch (err) {
-      await Promise.allSettled(slices);
-      if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
-      throw err;
-    }
-    return outs;
+    const total = batchInstances(batch);
+    const cancelled = (): ServesimError => new ServesimError('SERVESIM_CANCELLED', 'cancelled');
+    if (options.signal?.aborted) throw cancelled();
+    return new Promise<Uint32Array[]>((resolve, reject) => {
+      let next = 0;
+      let running = 0;
+      let done = 0;
+      let over = false;
+      const finish = (err?: Error): void => {
+        if (over) return;
+        over = true;
+        options.signal?.removeEventListener('abort', onAbort);
+        if (err === undefined) resolve(outs);
+        else reject(err);
+      };
+      const onAbort = (): void => finish(cancelled());
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const pump = (): void => {
+        while (!over && running < this.threads * 2 && next < tasks.length) {
+          const { run, start, task } = tasks[next++]!;
+          running++;
+          this.piscina.run(task).then(
+            (result: SliceResult) => {
+              running--;
+              if (over) return;
+              if (!(result instanceof Uint32Array)) return finish(new ServesimError(result.error.code, result.error.message));
+              try {
+                outs[run]!.set(result, start * task.config.resultWords);
+                done += task.count;
+                left[run]! -= task.count;
+                options.onProgress?.(done);
+                if (left[run] === 0) options.onRun?.(run, outs[run]!);
+              } catch (err) {
+                return finish(err instanceof Error ? err : new Error(String(err)));
+              }
+              if (done === total) return finish();
+              pump();
+            },
+            (err: unknown) => {
+              running--;
+              finish(err instanceof Error ? err : new Error(String(err)));
+            },
+          );
+        }
+      };
+      if (tasks.length === 0) finish();
+      else pump();
+    });
   }
 
   async close(): Promise<void> {

@@ -105,6 +105,8 @@ class Assembly {
         sweepId: sweep.id,
         engine: result.meta.engine,
         adapter: result.meta.adapter,
+        // the queue's workers run their chunk's points one at a time, not as batches
+        batches: [],
         seeds: sweep.seeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: result.meta.servesimVersion,
@@ -156,6 +158,7 @@ class Assembly {
         sweepId: sweep.id,
         engine: null,
         adapter: null,
+        batches: [],
         seeds: sweep.seeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: null,

@@ -1,5 +1,6 @@
 import type { Problem } from '../model/problem.js';
 import type { CaseSummary } from '../model/summary.js';
+import type { BatchUsed } from './batches.js';
 
 /** What a user asks for: the GPU, the CPU pool, or whichever pays off for this batch. */
 export type EngineChoice = 'auto' | 'cpu' | 'gpu';
@@ -34,6 +35,8 @@ export interface RunMeta {
   readonly note?: string;
   /** With `--engine auto`: why this engine (the benchmark's crossover, or no adapter). */
   readonly choice?: string;
+  /** Each batch the cases ran as (one per configuration shape): its size and engine. */
+  readonly batches: readonly BatchUsed[];
   readonly seeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string;

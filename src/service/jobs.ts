@@ -179,6 +179,7 @@ export class Job {
       sweepId: this.sweep.id,
       engine: null,
       adapter: null,
+      batches: [],
       seeds: this.sweep.seeds,
       baseSeed: this.sweep.baseSeed,
       servesimVersion: packageVersion(),

@@ -1,14 +1,28 @@
 /**
- * Runs a sweep: every grid point's problem over the sweep's cases and seeds, one point after
- * another (each point uses the whole engine). Cancellation or a failure keeps every finished
- * point and says which did not finish: nothing a user submitted is lost.
+ * Runs a sweep: every grid point's problem over the sweep's cases and seeds. Grid points go in
+ * chunks of about {@link CHUNK_INSTANCES} instances, and each chunk's (point, case) runs go to
+ * the engines as one batch per configuration shape (src/run/batches.ts), so points fill the
+ * GPU, and the CPU pool's threads, together. A point is finished when its last case is.
+ * Cancellation or a failure keeps every finished point and says which did not finish:
+ * nothing a user submitted is lost.
  */
+import { compile, type EngineConfig } from '../engine/compile.js';
+import type { Problem } from '../model/problem.js';
+import { summarize } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
-import { problemFromObject } from '../problem/parse.js';
-import { runProblem } from '../run/run.js';
-import type { EngineUsed, RunMeta } from '../run/types.js';
+import { problemFromObject, selectCases } from '../problem/parse.js';
+import { runItems, type BatchUsed, type WorkItem } from '../run/batches.js';
+import { decodeRecords, engineMeta } from '../run/run.js';
+import type { EngineUsed } from '../run/types.js';
+import { packageVersion } from '../version.js';
 import { ServesimError } from '../errors.js';
 import type { GridPoint, Sweep } from './spec.js';
+
+/**
+ * Instances a chunk of grid points holds (all cases): enough to fill a large GPU, few enough
+ * that an interrupted sweep keeps most of its finished points.
+ */
+export const CHUNK_INSTANCES = 65_536;
 
 export interface SweepRow {
   readonly point: GridPoint;
@@ -30,6 +44,10 @@ export interface SweepMeta {
   readonly adapter: string | null;
   /** With engine `auto`: why this engine (see RunMeta.choice). */
   readonly choice?: string;
+  /** Why some instances ran elsewhere than asked (a lost GPU device). */
+  readonly note?: string;
+  /** Every batch the sweep ran: its size, configurations and engine. */
+  readonly batches: readonly BatchUsed[];
   readonly seeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string | null;
@@ -61,52 +79,102 @@ export function pointProblem(sweep: Sweep, point: GridPoint) {
   return sweep.confidence === problem.confidence ? problem : { ...problem, confidence: sweep.confidence };
 }
 
+/** A grid point's problem and the configurations of its cases, or why it has none. */
+function compilePoint(sweep: Sweep, point: GridPoint): { problem: Problem; configs: EngineConfig[] } {
+  const problem = pointProblem(sweep, point);
+  return { problem, configs: selectCases(problem, sweep.caseNames).map((scenario) => compile(problem, scenario)) };
+}
+
 export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Promise<SweepOutcome> {
   const points = options.only === undefined ? sweep.points : options.only.map((i) => sweep.points[i]!);
   const perPoint = sweep.caseNames.length * sweep.seeds;
+  const pointsPerChunk = Math.max(1, Math.floor(CHUNK_INSTANCES / perPoint));
   const rows: SweepRow[] = [];
   const finished: number[] = [];
-  let meta: RunMeta | null = null;
+  const batches: BatchUsed[] = [];
   let error: Error | null = null;
   let arrivals = 0;
-  for (const point of points) {
-    if (options.signal?.aborted) break;
-    try {
-      const result = await runProblem(pointProblem(sweep, point), {
-        caseNames: sweep.caseNames,
-        seeds: sweep.seeds,
-        baseSeed: sweep.baseSeed,
-        engine: sweep.engine,
-        ...(options.signal ? { signal: options.signal } : {}),
-        onProgress: (p) =>
-          options.onProgress?.({
-            pointsDone: finished.length,
-            pointsTotal: points.length,
-            instancesDone: finished.length * perPoint + p.instancesDone,
-            instancesTotal: points.length * perPoint,
-            arrivalsDone: arrivals + p.arrivalsDone,
-          }),
-      });
-      meta ??= result.meta;
-      const pointRows = result.rows.map((summary) => ({ point, summary }));
+  let before = 0;
+  let instancesDone = 0;
+  // stops the engines when the caller's signal aborts or its onPoint fails; points that finish
+  // after that are not taken
+  const stop = new AbortController();
+  const abort = (): void => stop.abort();
+  options.signal?.addEventListener('abort', abort, { once: true });
+  if (options.signal?.aborted) stop.abort();
+  const progress = (instances: number, arrivalsDone: number): void => {
+    instancesDone = instances;
+    options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone, instancesTotal: points.length * perPoint, arrivalsDone });
+  };
+
+  for (let from = 0; from < points.length && !stop.signal.aborted; from += pointsPerChunk) {
+    // compile the chunk's points; one that fails stops the sweep after the points before it ran
+    const chunk: { point: GridPoint; problem: Problem; configs: EngineConfig[] }[] = [];
+    for (const point of points.slice(from, from + pointsPerChunk)) {
+      try {
+        chunk.push({ point, ...compilePoint(sweep, point) });
+      } catch (err) {
+        error = err instanceof Error ? err : new Error(String(err));
+        stop.abort();
+        break;
+      }
+    }
+    const items: WorkItem[] = chunk.flatMap((c) => c.configs.map((config) => ({ config, seed: sweep.baseSeed, seeds: sweep.seeds })));
+    const owner = chunk.flatMap((c, p) => c.configs.map((_, k) => ({ p, k })));
+    const records = chunk.map((c) => new Array<Uint32Array | undefined>(c.configs.length));
+    const left = chunk.map((c) => c.configs.length);
+    const perInstance = items.length === 0 ? 0 : chunk.reduce((s, c) => s + expectedArrivals(c.problem, sweep.caseNames), 0) / items.length;
+    const pending: Promise<void>[] = [];
+    const pointDone = async (p: number): Promise<void> => {
+      const { point, problem, configs } = chunk[p]!;
+      const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
+      const cases = selectCases(problem, sweep.caseNames);
+      const pointRows = configs.map((config, k) => ({
+        point,
+        summary: summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout),
+      }));
       rows.push(...pointRows);
       finished.push(point.index);
-      arrivals += result.rows.reduce((s, r) => s + r.requests, 0);
-      await options.onPoint?.(point, pointRows);
-      options.onProgress?.({
-        pointsDone: finished.length,
-        pointsTotal: points.length,
-        instancesDone: finished.length * perPoint,
-        instancesTotal: points.length * perPoint,
-        arrivalsDone: arrivals,
+      arrivals += pointRows.reduce((s, r) => s + r.summary.requests, 0);
+      try {
+        await options.onPoint?.(point, pointRows);
+      } catch (err) {
+        error ??= err instanceof Error ? err : new Error(String(err));
+        stop.abort();
+      }
+      progress(instancesDone, arrivals);
+    };
+    try {
+      const used = await runItems(items, {
+        engine: sweep.engine,
+        signal: stop.signal,
+        onProgress: (done) => progress(before + done, arrivals + done * perInstance),
+        onItem: (item, r) => {
+          if (stop.signal.aborted) return;
+          const { p, k } = owner[item]!;
+          records[p]![k] = r;
+          left[p]! -= 1;
+          if (left[p] === 0) pending.push(pointDone(p));
+        },
       });
+      batches.push(...used);
+      await Promise.all(pending);
     } catch (err) {
-      if (options.signal?.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED')) break;
-      error = err instanceof Error ? err : new Error(String(err));
+      await Promise.all(pending);
+      if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) {
+        error ??= err instanceof Error ? err : new Error(String(err));
+      }
       break;
     }
+    before += items.length * sweep.seeds;
   }
+  options.signal?.removeEventListener('abort', abort);
+  // points finish in the engines' order; the table keeps the grid's
+  const order = new Map(points.map((p, i) => [p.index, i]));
+  rows.sort((a, b) => order.get(a.point.index)! - order.get(b.point.index)!);
+  finished.sort((a, b) => order.get(a)! - order.get(b)!);
   const done = new Set(finished);
+  const engines = batches.length === 0 ? null : engineMeta(batches);
   return {
     rows,
     finished,
@@ -116,13 +184,21 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
     meta: {
       problemId: sweep.problem.id,
       sweepId: sweep.id,
-      engine: meta?.engine ?? null,
-      adapter: meta?.adapter ?? null,
-      ...(meta?.choice === undefined ? {} : { choice: meta.choice }),
+      engine: engines?.engine ?? null,
+      adapter: engines?.adapter ?? null,
+      ...(engines?.choice === undefined ? {} : { choice: engines.choice }),
+      ...(engines?.note === undefined ? {} : { note: engines.note }),
+      batches,
       seeds: sweep.seeds,
       baseSeed: sweep.baseSeed,
-      servesimVersion: meta?.servesimVersion ?? null,
+      servesimVersion: batches.length === 0 ? null : packageVersion(),
       createdAt: new Date().toISOString(),
     },
   };
+}
+
+/** Arrivals an instance of the point's cases simulates on average, warm-up included (a rate for the progress bar). */
+function expectedArrivals(problem: Problem, caseNames: readonly string[]): number {
+  const { traffic } = problem;
+  return selectCases(problem, caseNames).reduce((s, c) => s + traffic.rate * c.rateScale * ((traffic.warmup + traffic.duration) / 1e6), 0);
 }

@@ -120,6 +120,7 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     ['servesim.goals', JSON.stringify(goalsInMilliseconds(sweep.problem.goals))],
     ['servesim.confidence', String(sweep.confidence)],
     ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
+    ['servesim.batches', JSON.stringify(meta.batches)],
     ...completenessMetadata(sweep, held),
   ];
 }
