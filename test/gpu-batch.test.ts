@@ -2,7 +2,7 @@
 // run's records equal the reference engine's, bit for bit, whatever the configurations' state
 // sizes, the state layout, the passes the buffer limits cut or a device lost between them.
 import { beforeEach, expect, it } from 'vitest';
-import { runReferenceBatch, type EngineBatch } from '../src/engine/batch.js';
+import { batchInstances, runReferenceBatch, type EngineBatch } from '../src/engine/batch.js';
 import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { runGpuBatchWithFallback, type GpuBatchOptions, type GpuBatchOutcome } from '../src/gpu/engine.js';
 import { COMPILE_MS, describeGpu } from './gpu-support.js';
@@ -52,10 +52,6 @@ function reference(batch: EngineBatch): Uint32Array[] {
   return references.get(batch)!;
 }
 
-function total(batch: EngineBatch): number {
-  return batch.runs.reduce((n, r) => n + r.count, 0);
-}
-
 /**
  * Runs the batch and checks its records against the reference engine's, that onRun handed
  * each run's over once, in order, and that progress rose to the batch's instances.
@@ -74,7 +70,7 @@ async function runChecked(ctx: GpuContext, batch: EngineBatch, options: GpuBatch
   batch.runs.forEach((_, i) => expect(outcome.records[i], `run ${i}`).toEqual(reference(batch)[i]));
   expect(handed.map(([run]) => run)).toEqual(batch.runs.map((_, i) => i));
   for (const [run, records] of handed) expect(records).toBe(outcome.records[run]);
-  expect(progress.at(-1)).toBe(total(batch));
+  expect(progress.at(-1)).toBe(batchInstances(batch));
   expect(progress).toEqual([...progress].sort((a, b) => a - b));
   return outcome;
 }
@@ -92,14 +88,14 @@ describeGpu('a batch of configurations on the WGSL engine', () => {
   it('runs hot-prefix at six state sizes and two seeds in one pass, equal to the reference', async () => {
     const outcome = await runChecked(ctx, gridBatch);
     expect(new Set(grid.map((c) => c.stateWords)).size).toBe(6);
-    expect(outcome).toMatchObject({ gpuInstances: total(gridBatch), cpuInstances: 0, passes: [{ instances: total(gridBatch), configs: 6 }] });
+    expect(outcome).toMatchObject({ gpuInstances: batchInstances(gridBatch), cpuInstances: 0, passes: [{ instances: batchInstances(gridBatch), configs: 6 }] });
     expect(outcome.note).toBeUndefined();
   }, COMPILE_MS + RUN_MS);
 
   it('cuts passes across runs in the interleaved layout, equal to the reference', async () => {
     expect(new Set(mmc.map((c) => c.stateWords)).size).toBe(3);
     const outcome = await runChecked(ctx, mmcBatch, { maxBatch: 7, stateLayout: 'interleaved', workgroupSize: 3 });
-    expect(outcome).toMatchObject({ gpuInstances: total(mmcBatch), cpuInstances: 0, passes: MMC_PASSES });
+    expect(outcome).toMatchObject({ gpuInstances: batchInstances(mmcBatch), cpuInstances: 0, passes: MMC_PASSES });
   }, COMPILE_MS + RUN_MS);
 
   it('runs on the CPU what does not fit, naming the limit', async () => {

@@ -109,6 +109,7 @@ describe('formatHints', () => {
     ],
     failing: [{ values: { 'router.policy': 'prefix-affinity', 'gpu.slots': 24 }, cost: 144, cases: margins(true) }],
     evaluated: 7,
+    rounds: 3,
     gridSize: 46,
     monotonicityViolations: [],
     engine: 'pool',
@@ -120,6 +121,6 @@ describe('formatHints', () => {
     expect(text).toMatch(/slow-dependency\s+PASS\s+100\.00\s+2\.900\s+1\.00\s+\+1\.00 pt\s+\+0\.100 s/);
     expect(text).toContain('    gpu.slots=8 (cost 48) fails:\n      slow-dependency: pass probability 0.75 < 0.9\n');
     expect(text).toContain('Nothing passes with router.policy=prefix-affinity: even gpu.slots=24 (cost 144) fails:\n');
-    expect(text.endsWith('evaluated 7 of 46 grid points\n')).toBe(true);
+    expect(text.endsWith('evaluated 7 of 46 grid points in 3 rounds\n')).toBe(true);
   });
 });

@@ -58,6 +58,13 @@ describe('hints on the seed problems', () => {
     checkNeighbours(result, ['gpu.slots']);
     expect(result.failing.map((f) => f.values)).toEqual([{ 'router.policy': 'prefix-affinity', 'gpu.slots': 24 }]);
     expect(result.monotonicityViolations).toEqual([]);
+    // bisection, one point a round, finds the same in more rounds
+    const bisection = await runHints(
+      { problem: 'hot-prefix', vary: { 'router.policy': ['prefix-affinity', 'least-loaded'], 'gpu.slots': { from: 2, to: 24, step: 1 } }, seeds: SEEDS },
+      { probes: 1 },
+    );
+    expect(bisection.hints.map((h) => h.found.values)).toEqual(result.hints.map((h) => h.found.values));
+    expect(bisection.rounds).toBeGreaterThan(result.rounds);
     expect(result.gridSize).toBe(46);
     expect(result.evaluated).toBeLessThanOrEqual(10);
     expect(progress).toEqual(Array.from({ length: result.evaluated }, (_, i) => i + 1));

@@ -20,11 +20,12 @@ function grid(axes: readonly SearchAxis[]) {
   return { valuesOf, size };
 }
 
-async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boolean, cost: (v: Value[]) => number) {
+async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boolean, cost: (v: Value[]) => number, probes?: number) {
   const { valuesOf, size } = grid(axes);
   const batches: Value[][][] = [];
   const outcome = await searchCheapest({
     axes,
+    ...(probes === undefined ? {} : { probes }),
     cost: (i) => cost(valuesOf(i)),
     evaluate: async (indexes) => {
       batches.push(indexes.map(valuesOf));
@@ -73,11 +74,16 @@ describe('searchCheapest', () => {
     expect(r.outcome.evaluated.size).toBeLessThan(r.size / 3);
   });
 
-  it('bisects a single path in a handful of evaluations', async () => {
-    const r = await search([{ values: range(2, 24), numeric: true }], ([s]) => (s as number) >= 11, ([s]) => 6 * (s as number));
+  it('searches a single path in a handful of evaluations, and fewer rounds than bisection', async () => {
+    const rule = ([s]: Value[]): boolean => (s as number) >= 11;
+    const r = await search([{ values: range(2, 24), numeric: true }], rule, ([s]) => 6 * (s as number));
     expect(r.found).toEqual([[11]]);
     expect(r.cheaper).toEqual([[[10]]]);
-    expect(r.outcome.evaluated.size).toBeLessThanOrEqual(6);
+    expect(r.outcome.evaluated.size).toBeLessThanOrEqual(9);
+    const bisection = await search([{ values: range(2, 24), numeric: true }], rule, ([s]) => 6 * (s as number), 1);
+    expect(bisection.found).toEqual([[11]]);
+    expect(bisection.outcome.evaluated.size).toBeLessThanOrEqual(6);
+    expect(r.outcome.rounds).toBeLessThan(bisection.outcome.rounds);
   });
 
   it('takes numeric values in any order and searches each string value on its own, in batches', async () => {
@@ -116,6 +122,10 @@ describe('searchCheapest', () => {
       const cost = (v: Value[]): number => v.slice(1).reduce<number>((s, x, k) => s + coef[k + 1]! * (x as number), 0);
 
       const r = await search(axes, passes, cost);
+      // bisection finds the same, in as many rounds or more
+      const bisection = await search(axes, passes, cost, 1);
+      expect(bisection.found, `trial ${trial}`).toEqual(r.found);
+      expect(bisection.outcome.rounds, `trial ${trial}`).toBeGreaterThanOrEqual(r.outcome.rounds);
       const { valuesOf, size } = grid(axes);
       const all = Array.from({ length: size }, (_, i) => valuesOf(i));
       const expected: Value[][] = [];
@@ -141,11 +151,8 @@ describe('searchCheapest', () => {
       { values: [1, 2], numeric: true },
       { values: range(1, 8), numeric: true },
     ];
-    const r = await search(
-      axes,
-      ([a, b]) => (a === 2 ? (b as number) >= 4 : b === 4 || (b as number) >= 6),
-      ([a, b]) => (a as number) + (b as number),
-    );
+    const rule = ([a, b]: Value[]): boolean => (a === 2 ? (b as number) >= 4 : b === 4 || (b as number) >= 6);
+    const r = await search(axes, rule, ([a, b]) => (a as number) + (b as number), 1);
     expect(r.violations).toEqual([{ at: [1, 4], passes: true, because: [1, 5] }]);
     expect(r.found).toEqual([[1, 4]]);
     expect(r.cheaper).toEqual([[[1, 3]]]);
@@ -154,7 +161,7 @@ describe('searchCheapest', () => {
   it('checks what it assumed passes, and reports one that fails', async () => {
     // a cost that falls with slots makes the most slots cheapest; its neighbour was settled
     // as passing from a smaller passing count
-    const r = await search([{ values: range(1, 8), numeric: true }], ([s]) => (s as number) >= 3 && s !== 7, ([s]) => -(s as number));
+    const r = await search([{ values: range(1, 8), numeric: true }], ([s]) => (s as number) >= 3 && s !== 7, ([s]) => -(s as number), 1);
     expect(r.outcome.costMonotone).toBe(false);
     expect(r.found).toEqual([[8]]);
     expect(r.violations).toEqual([{ at: [7], passes: false, because: [4] }]);

@@ -97,6 +97,7 @@ export const HINT: HintResult = {
     { values: { 'gpu.replicas': 8, 'gpu.slots': 32, 'router.policy': 'prefix-affinity' }, cost: 256, cases: [margin('as-given', false, 'as-given: p99 4.3 s > 3 s')] },
   ],
   evaluated: 14,
+  rounds: 2,
   gridSize: 24,
   monotonicityViolations: [],
   engine: 'pool',

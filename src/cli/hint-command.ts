@@ -218,7 +218,7 @@ export function formatHints(result: HintResult): string {
     lines.push(...result.monotonicityViolations.map((v) => `  ${v}`));
     lines.push('');
   }
-  lines.push(`evaluated ${result.evaluated} of ${result.gridSize} grid points`);
+  lines.push(`evaluated ${result.evaluated} of ${result.gridSize} grid points in ${result.rounds} round${result.rounds === 1 ? '' : 's'}`);
   return `${lines.join('\n')}\n`;
 }
 

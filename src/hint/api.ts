@@ -77,6 +77,8 @@ export interface HintResult {
    * configuration (every numeric path at its highest) and why it fails. */
   readonly failing: readonly HintConfiguration[];
   readonly evaluated: number;
+  /** Rounds of evaluation: each round's points ran as one batch per configuration shape. */
+  readonly rounds: number;
   readonly gridSize: number;
   /** Points where a monotonicity the search assumed turned out false (checked, not assumed). */
   readonly monotonicityViolations: readonly string[];

@@ -12,8 +12,10 @@
  * 1. evaluates each family's most generous point: when that fails, nothing in the family
  *    passes (and it is what to show the learner) — checked on the point half way down each
  *    numeric axis, whose pass would be a violation and reopens the family;
- * 2. walks the combinations of the other numeric axes and bisects the longest numeric axis
- *    for its lowest passing value, skipping what is already settled and, when the cost grows
+ * 2. walks the combinations of the other numeric axes and searches the longest numeric axis
+ *    for its lowest passing value, `probes` points of the open interval a round (a k-ary
+ *    search: fewer rounds of larger batches than bisection), skipping what is already
+ *    settled and, when the cost grows
  *    with every numeric axis (checked on the whole grid, it is only arithmetic), whatever
  *    costs more than the cheapest pass found so far;
  * 3. verifies: the cheapest points settled as passing are evaluated, as is the next lower
@@ -40,7 +42,15 @@ export interface SearchInput<E extends Evaluation> {
   /** A finite cost per grid point index. */
   readonly cost: (index: number) => number;
   readonly evaluate: Evaluator<E>;
+  /** Points of the open interval asked a round; default {@link DEFAULT_PROBES} (1: bisection). */
+  readonly probes?: number;
 }
+
+/**
+ * Probes a round: a round's points go to the engines as one batch, which costs little more
+ * than one point, so three probes (four sub-intervals) halve the rounds bisection takes.
+ */
+export const DEFAULT_PROBES = 3;
 
 export interface Violation {
   /** The evaluated point. */
@@ -65,6 +75,8 @@ export interface SearchOutcome<E extends Evaluation> {
   readonly violations: readonly Violation[];
   /** Whether the cost never falls as a numeric value rises (then the search prunes by cost). */
   readonly costMonotone: boolean;
+  /** Calls of `evaluate`: the rounds the search took. */
+  readonly rounds: number;
 }
 
 /** Relative slack for cost ties: 0.1 + 0.2 and 0.3 cost the same. */
@@ -112,6 +124,8 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
     return numeric.every((a) => r[a]! + 1 >= lengths[a]! || !cheaperThan(costs[pointAt(r.map((v, b) => (b === a ? v + 1 : v)))]!, costs[i]!));
   });
 
+  const probes = Math.max(1, Math.floor(input.probes ?? DEFAULT_PROBES));
+  let rounds = 0;
   const evaluated = new Map<number, E>();
   const passed: number[][] = [];
   const failed: number[][] = [];
@@ -142,6 +156,7 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
       pending = new Set();
       flush = null;
       const before = batch.map(settled);
+      rounds++;
       const results = await input.evaluate(batch);
       batch.forEach((index, k) => {
         const result = results.get(index);
@@ -202,11 +217,18 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
       let l = lo;
       let u = upper;
       while (l < u) {
-        const m = (l + u) >> 1;
-        const point = at(m);
-        if (settled(point).status === 'unknown') await need([point]);
-        if (settled(point).status === 'pass') u = m;
-        else l = m + 1;
+        // ranks splitting [l, u) into probes + 1 parts (bisection's midpoint when probes = 1)
+        const ms = [...new Set(Array.from({ length: probes }, (_, k) => l + Math.floor(((k + 1) * (u - l)) / (probes + 1))))];
+        const unknown = ms.map(at).filter((point) => settled(point).status === 'unknown');
+        if (unknown.length > 0) await need(unknown);
+        // the lowest passing probe bounds from above, the failures below it from below
+        for (const m of ms) {
+          if (settled(at(m)).status === 'pass') {
+            u = m;
+            break;
+          }
+          l = m + 1;
+        }
       }
       if (l < n && settled(at(l)).status === 'pass') best = Math.min(best, costs[at(l)]!);
     }
@@ -250,7 +272,7 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
     .sort((a, b) => costs[a]! - costs[b]! || a - b)
     .map((index) => ({ index, cheaper: cheaperNeighbours(index) }));
   const failing = families.filter((_, f) => chosen[f]!.length === 0).map(topOf);
-  return { found, failing, evaluated, violations, costMonotone };
+  return { found, failing, evaluated, violations, costMonotone, rounds };
 }
 
 /** Every combination of ranks below `lengths`, the highest first. */

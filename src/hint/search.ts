@@ -24,6 +24,8 @@ export interface HintOptions {
   readonly onProgress?: (progress: HintProgress) => void;
   /** Folder that a problem given as a path is read from; absent: only ids and inline problems. */
   readonly baseDir?: string;
+  /** Points a round of the numeric search asks (frontier.ts); 1 is bisection. */
+  readonly probes?: number;
 }
 
 interface PointResult extends Evaluation {
@@ -90,6 +92,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
     cost,
     evaluate,
+    ...(options.probes === undefined ? {} : { probes: options.probes }),
   });
 
   const configuration = (index: number): HintConfiguration => {
@@ -113,6 +116,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     hints: outcome.found.map((f) => ({ found: configuration(f.index), cheaper: f.cheaper.map(configuration) })),
     failing: outcome.failing.map(configuration),
     evaluated: outcome.evaluated.size,
+    rounds: outcome.rounds,
     gridSize: sweep.points.length,
     monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
     engine,
