@@ -21,9 +21,10 @@ import { runReference } from '../src/engine/reference.js';
 import { SimulationPool } from '../src/pool/pool.js';
 import { packageVersion } from '../src/version.js';
 import { parseInteger } from '../src/cli/options.js';
-import { loadSweep } from '../src/sweep/spec.js';
-import { runSweep } from '../src/sweep/run.js';
-import { closeEngines } from '../src/run/run.js';
+import { loadSweep, sweepFromObject } from '../src/sweep/spec.js';
+import { pointProblem, runSweep } from '../src/sweep/run.js';
+import { closeEngines, runProblem } from '../src/run/run.js';
+import type { EngineChoice } from '../src/run/types.js';
 import { CROSSOVER_ABOUT, CROSSOVER_PATH, crossoverOf, loadCrossovers, type AdapterMeasurements, type Measurement } from '../src/run/crossover.js';
 import { hintRequestSchema, type HintRequest } from '../src/hint/api.js';
 import { runHints } from '../src/hint/search.js';
@@ -217,45 +218,10 @@ async function main(): Promise<void> {
   }
   if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${relative(fileURLToPath(root), options.crossover)}\`.\n\n${crossoverLines.join('\n')}`);
 
-  // sweeps and hint searches
-  const sweepRows: string[] = [];
-  const sweepJson: unknown[] = [];
-  for (const file of ['hot-prefix-slots', 'coding-agents-replicas']) {
-    const sweep = loadSweep(fileURLToPath(new URL(`sweeps/${file}.yaml`, root)), { engine: 'cpu' });
-    const t0 = performance.now();
-    const outcome = await runSweep(sweep);
-    const seconds = (performance.now() - t0) / 1000;
-    const arrivals = outcome.rows.reduce((sum, r) => sum + r.summary.requests, 0);
-    const entry = { sweep: file, engine: outcome.meta.engine, points: outcome.finished.length, cases: sweep.caseNames.length, seeds: sweep.seeds, seconds, pointsPerSecond: outcome.finished.length / seconds, measuredRequestsPerSecond: arrivals / seconds };
-    sweepJson.push(entry);
-    sweepRows.push(`| ${file} | ${entry.engine} | ${entry.points} x ${entry.cases} cases x ${entry.seeds} seeds | ${seconds.toFixed(1)} | ${entry.pointsPerSecond.toFixed(2)} | ${Math.round(entry.measuredRequestsPerSecond).toLocaleString('en')} |`);
-  }
-  const hints: { request: HintRequest; label: string }[] = [
-    { label: 'hot-prefix: router.policy (least-loaded, cache-aware) x gpu.slots 2..32', request: { problem: 'hot-prefix', vary: { 'router.policy': ['least-loaded', 'cache-aware'], 'gpu.slots': { from: 2, to: 32, step: 1 } }, seeds: 32, engine: 'cpu' } },
-    { label: 'coding-agents: prefix-affinity, gpu.replicas 4..12 x gpu.slots 1..6', request: { problem: 'coding-agents', vary: { 'router.policy': ['prefix-affinity'], 'gpu.replicas': { from: 4, to: 12, step: 1 }, 'gpu.slots': { from: 1, to: 6, step: 1 } }, seeds: 16, engine: 'cpu' } },
-  ];
-  const hintRows: string[] = [];
-  const hintJson: unknown[] = [];
-  for (const { label: name, request } of hints) {
-    const t0 = performance.now();
-    const result = await runHints(hintRequestSchema.parse(request));
-    const seconds = (performance.now() - t0) / 1000;
-    hintJson.push({ label: name, evaluated: result.evaluated, gridSize: result.gridSize, seconds });
-    hintRows.push(`| ${name} | ${result.evaluated} | ${result.gridSize} | ${seconds.toFixed(1)} |`);
-  }
-  sections.push([
-    '## Sweeps and hint searches (the pool)',
-    '',
-    '| sweep file | engine | work | seconds | grid points/s | measured requests/s |',
-    '| --- | --- | --- | ---: | ---: | ---: |',
-    ...sweepRows,
-    '',
-    '| hint search | points evaluated | grid points | seconds |',
-    '| --- | ---: | ---: | ---: |',
-    ...hintRows,
-  ].join('\n'));
-  json['sweeps'] = sweepJson;
-  json['hints'] = hintJson;
+  // whole sweeps and hint searches, as the product runs them: batches by shape over grid points
+  const whole = await wholeSweeps(kernels.length > 0, options.budget);
+  sections.push(whole.text);
+  json['wholeSweeps'] = whole.rows;
   await pool.close();
   await closeEngines();
   for (const kernel of kernels) kernel.ctx.destroy();
@@ -272,6 +238,118 @@ async function main(): Promise<void> {
   writeFileSync(`${options.out}/latest.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
   writeFileSync(`${options.out}/latest.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
   if (kernels.length > 0) writeFileSync(options.crossover, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
+}
+
+/** One whole-sweep measurement: a sweep or a hint search on one engine. */
+interface WholeRow {
+  readonly work: string;
+  readonly engine: string;
+  readonly instances: number;
+  /** Null when not run (predicted over the budget). */
+  readonly seconds: number | null;
+  readonly batches: string;
+  /** The rows as JSON, to compare engines' tables (not written out). */
+  readonly table: string;
+  readonly skipped?: string;
+}
+
+/** A hot-prefix grid of 432 points x 4 cases x 64 seeds: 110,592 instances. */
+const LARGE_GRID = {
+  id: 'hot-prefix-large',
+  problem: 'hot-prefix',
+  grid: {
+    'gpu.replicas': { from: 4, to: 12, step: 1 },
+    'gpu.slots': { from: 2, to: 32, step: 2 },
+    'router.policy': ['least-loaded', 'cache-aware', 'bounded-affinity'],
+  },
+  cases: 'all',
+  seeds: 64,
+};
+const HINT: HintRequest = {
+  problem: 'hot-prefix',
+  vary: { 'router.policy': ['least-loaded', 'cache-aware'], 'gpu.slots': { from: 2, to: 32, step: 1 } },
+  seeds: 32,
+};
+
+/**
+ * hot-prefix-slots at 16 and 64 seeds, a grid of over 100,000 instances, and a hint search,
+ * each on the pool and (with an adapter) the kernel, through runSweep's batches; the first also
+ * one grid point at a time on the pool, as sweeps ran before batches. A run predicted (from
+ * the same engine's instances/s so far) to take over the budget is not run.
+ */
+async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text: string; rows: WholeRow[] }> {
+  const slots = (seeds: number) => (engine: EngineChoice) => loadSweep(fileURLToPath(new URL('sweeps/hot-prefix-slots.yaml', root)), { seeds, engine });
+  const work = [
+    { name: 'hot-prefix-slots, 16 seeds', sweep: slots(16) },
+    { name: 'hot-prefix-slots, 64 seeds', sweep: slots(64) },
+    { name: 'hot-prefix 9 replicas x 16 slots x 3 policies, 64 seeds', sweep: (engine: EngineChoice) => sweepFromObject(LARGE_GRID, { maxInstances: 200_000, engine }) },
+  ];
+  const engines: EngineChoice[] = withKernel ? ['cpu', 'gpu'] : ['cpu'];
+  const rows: WholeRow[] = [];
+  const rate = new Map<string, number>();
+  const skip = (engine: string, instances: number): string | undefined => {
+    const perSecond = rate.get(engine);
+    const predicted = perSecond === undefined ? 0 : instances / perSecond;
+    return predicted > budget ? `predicted ${Math.round(predicted)} s` : undefined;
+  };
+  for (const { name, sweep: make } of work) {
+    for (const engine of engines) {
+      const sweep = make(engine);
+      const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
+      const skipped = skip(engine, instances);
+      if (skipped !== undefined) {
+        rows.push({ work: name, engine, instances, seconds: null, batches: '', table: '', skipped });
+        continue;
+      }
+      const t0 = performance.now();
+      const outcome = await runSweep(sweep);
+      const seconds = (performance.now() - t0) / 1000;
+      rate.set(engine, instances / seconds);
+      const label = outcome.meta.adapter === null ? outcome.meta.engine ?? engine : `${outcome.meta.engine} (${outcome.meta.adapter})`;
+      rows.push({ work: name, engine: label, instances, seconds, batches: String(outcome.meta.batches.length), table: JSON.stringify(outcome.rows) });
+    }
+    if (name.endsWith('16 seeds')) {
+      // as sweeps ran before batches: each grid point's cases on the pool, one point after another
+      const sweep = make('cpu');
+      const t0 = performance.now();
+      const summaries = [];
+      for (const point of sweep.points) summaries.push(...(await runProblem(pointProblem(sweep, point), { caseNames: sweep.caseNames, seeds: sweep.seeds, baseSeed: sweep.baseSeed, engine: 'cpu' })).rows.map((summary) => ({ point, summary })));
+      const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
+      rows.push({ work: name, engine: 'pool, one point at a time', instances, seconds: (performance.now() - t0) / 1000, batches: String(sweep.points.length * sweep.caseNames.length), table: JSON.stringify(summaries) });
+    }
+  }
+  for (const engine of engines) {
+    const t0 = performance.now();
+    const result = await runHints(hintRequestSchema.parse({ ...HINT, engine }));
+    const seconds = (performance.now() - t0) / 1000;
+    rows.push({
+      work: `hint: ${Object.keys(HINT.vary).join(' x ')} (${result.evaluated} of ${result.gridSize} points)`,
+      engine: engine === 'cpu' ? 'pool' : result.engine ?? engine,
+      instances: result.evaluated * result.cases.length * result.seeds,
+      seconds,
+      batches: `${result.rounds} rounds`,
+      table: JSON.stringify(result.hints),
+    });
+  }
+  const pool = (r: WholeRow) => rows.find((o) => o.work === r.work && o.engine === 'pool');
+  const lines = rows.map((r) => {
+    const p = pool(r);
+    const vsPool = p === undefined || p === r || r.seconds === null || p.seconds === null ? '' : (p.seconds / r.seconds).toFixed(2);
+    const equal = p === undefined || p === r || r.seconds === null ? '' : r.table === p.table ? 'yes' : 'NO';
+    const seconds = r.seconds === null ? `not run (${r.skipped})` : r.seconds.toFixed(1);
+    const perSecond = r.seconds === null ? '' : Math.round(r.instances / r.seconds).toLocaleString('en');
+    return `| ${r.work} | ${r.engine} | ${r.instances.toLocaleString('en')} | ${r.batches} | ${seconds} | ${perSecond} | ${vsPool} | ${equal} |`;
+  });
+  const text = [
+    '## Whole sweeps',
+    '',
+    'Sweeps and a hint search as `servesim sweep` and `servesim hint` run them: grid points in chunks, each chunk one batch per configuration shape. "batches" counts engine batches (for the hint: rounds); "vs pool" is the batched pool\'s seconds over this row\'s; "equal" compares the tables with the batched pool\'s.',
+    '',
+    '| work | engine | instances | batches | seconds | instances/s | vs pool | equal |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...lines,
+  ].join('\n');
+  return { text, rows: rows.map(({ table: _table, ...rest }) => rest as WholeRow) };
 }
 
 function machine(): string {
