@@ -6,6 +6,7 @@
  */
 import { packageVersion } from '../version.js';
 import type { CaseSummary } from '../model/summary.js';
+import type { BatchUsed } from '../run/batches.js';
 import type { EngineUsed } from '../run/types.js';
 import { sweepFromObject, type Sweep, type SweepFile } from '../sweep/spec.js';
 
@@ -47,7 +48,7 @@ export interface ChunkResult {
   /** The points finished, in the chunk's order, with one row per case. */
   readonly points: readonly { readonly index: number; readonly rows: readonly EncodedSummary[] }[];
   /** What ran them; null when no point finished. */
-  readonly meta: { readonly engine: EngineUsed; readonly adapter: string | null; readonly servesimVersion: string } | null;
+  readonly meta: { readonly engine: EngineUsed; readonly adapter: string | null; readonly servesimVersion: string; readonly batches: readonly BatchUsed[] } | null;
   /** Why the chunk stopped early (a servesim error: retrying would not help). */
   readonly error: { readonly code: string; readonly message: string } | null;
 }

@@ -14,6 +14,7 @@ import type { Redis } from 'ioredis';
 import { ServesimError } from '../errors.js';
 import type { Job, JobDispatcher } from '../service/jobs.js';
 import type { StreamingRunOptions } from '../service/streaming-run.js';
+import type { BatchUsed } from '../run/batches.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
 import type { Sweep } from '../sweep/spec.js';
 import {
@@ -63,6 +64,7 @@ class Assembly {
   private end: (end: End) => void = () => {};
   private over = false;
   private readonly rows: SweepRow[] = [];
+  private readonly batches: BatchUsed[] = [];
   private readonly finished = new Set<number>();
   private readonly chunksDone = new Set<number>();
   /** Instances finished in chunks still running, as their workers last reported. */
@@ -105,8 +107,8 @@ class Assembly {
         sweepId: sweep.id,
         engine: result.meta.engine,
         adapter: result.meta.adapter,
-        // the queue's workers run their chunk's points one at a time, not as batches
-        batches: [],
+        // every chunk's, as they come back
+        batches: this.batches,
         seeds: sweep.seeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: result.meta.servesimVersion,
@@ -114,6 +116,7 @@ class Assembly {
       };
       this.options.onMeta(this.meta);
     }
+    this.batches.push(...(result.meta?.batches ?? []));
     for (const done of result.points) {
       // a chunk taken up again after its worker died may have been finished by then
       if (this.finished.has(done.index)) continue;
@@ -158,7 +161,7 @@ class Assembly {
         sweepId: sweep.id,
         engine: null,
         adapter: null,
-        batches: [],
+        batches: this.batches,
         seeds: sweep.seeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: null,

@@ -1,12 +1,13 @@
 /**
  * The worker side of a distributed sweep: a BullMQ worker that takes chunks of grid points,
- * runs each point on this machine's engine (runProblem, as a local sweep does) and returns
- * the points' CaseSummary rows as the chunk job's return value.
+ * runs them on this machine's engine as a local sweep does (runPoints: the chunk's points as
+ * batches, one per configuration shape) and returns the points' CaseSummary rows as the chunk
+ * job's return value.
  *
- * A worker holds `chunks` jobs at once but runs one point at a time: on the CPU pool one
- * point already fills every core, so one chunk is enough; a GPU finishes a chunk sooner, so
- * it holds several, which is the same as taking bigger chunks (more points per lease, the
- * next chunk already in hand when one ends) without the service knowing who runs them.
+ * A worker holds `chunks` jobs at once but runs one chunk at a time: on the CPU pool one
+ * chunk already fills every core; a GPU finishes a chunk sooner, so it holds several, which
+ * is the same as taking bigger chunks (more points per lease, the next chunk already in hand
+ * when one ends) without the service knowing who runs them.
  */
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -14,8 +15,9 @@ import type { Redis } from 'ioredis';
 import { packageVersion } from '../version.js';
 import { ServesimError } from '../errors.js';
 import { problemFromObject } from '../problem/parse.js';
-import { runProblem } from '../run/run.js';
+import { engineMeta } from '../run/run.js';
 import type { EngineChoice } from '../run/types.js';
+import { runPoints } from '../sweep/run.js';
 import { encodeSummary, type ChunkData, type ChunkResult, type EncodedSummary } from './chunks.js';
 import { CHUNK_QUEUE, connectRedis, CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS, QUEUE_PREFIX, redactUrl, sweepKey } from './connection.js';
 
@@ -38,7 +40,7 @@ export class ChunkWorker {
   private readonly redis: Redis;
   private readonly worker: Worker<ChunkData, ChunkResult>;
   private readonly options: ChunkWorkerOptions;
-  /** Points run one after another, whichever chunk they come from. */
+  /** Chunks run one after another, whichever job they come from. */
   private engineTurn: Promise<unknown> = Promise.resolve();
   private chunksRun = 0;
   private pointsRun = 0;
@@ -124,33 +126,34 @@ export class ChunkWorker {
       );
     }, WATCH_MS);
 
-    const perPoint = data.cases.length * data.seeds;
     const points: { index: number; rows: EncodedSummary[] }[] = [];
     let meta: ChunkResult['meta'] = null;
     let lastReport = Date.now();
     try {
-      for (const point of data.points) {
-        if (controller.signal.aborted) break;
-        const parsed = problemFromObject(data.problem, point.sets, data.source);
-        const problem = parsed.confidence === data.confidence ? parsed : { ...parsed, confidence: data.confidence };
-        const before = points.length * perPoint;
-        const result = await this.onEngine(() =>
-          runProblem(problem, {
-            caseNames: data.cases,
-            seeds: data.seeds,
-            baseSeed: data.baseSeed,
-            engine: this.options.engine,
+      const outcome = await this.onEngine(() =>
+        runPoints(
+          data.points,
+          (point) => {
+            const parsed = problemFromObject(data.problem, point.sets, data.source);
+            return parsed.confidence === data.confidence ? parsed : { ...parsed, confidence: data.confidence };
+          },
+          { caseNames: data.cases, seeds: data.seeds, baseSeed: data.baseSeed, engine: this.options.engine },
+          {
             signal: controller.signal,
-            onProgress: (p) => {
+            onPoint: (point, rows) => void points.push({ index: point.index, rows: rows.map(encodeSummary) }),
+            onProgress: (instances) => {
               if (Date.now() - lastReport < PROGRESS_MS) return;
               lastReport = Date.now();
-              job.updateProgress({ instances: before + p.instancesDone }).catch(() => {});
+              job.updateProgress({ instances }).catch(() => {});
             },
-          }),
-        );
-        meta ??= { engine: result.meta.engine, adapter: result.meta.adapter, servesimVersion: result.meta.servesimVersion };
-        points.push({ index: point.index, rows: result.rows.map(encodeSummary) });
+          },
+        ),
+      );
+      if (outcome.batches.length > 0) {
+        const engines = engineMeta(outcome.batches);
+        meta = { engine: engines.engine, adapter: engines.adapter, servesimVersion: packageVersion(), batches: outcome.batches };
       }
+      if (outcome.error !== null) throw outcome.error;
     } catch (err) {
       if (controller.signal.aborted) throw dropped(stopState);
       // the same input fails the same way on any worker: report it, do not retry

@@ -7,13 +7,13 @@
  * nothing a user submitted is lost.
  */
 import { compile, type EngineConfig } from '../engine/compile.js';
-import type { Problem } from '../model/problem.js';
+import type { Problem, Scenario } from '../model/problem.js';
 import { summarize } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
 import { problemFromObject, selectCases } from '../problem/parse.js';
 import { runItems, type BatchUsed, type WorkItem } from '../run/batches.js';
 import { decodeRecords, engineMeta } from '../run/run.js';
-import type { EngineUsed } from '../run/types.js';
+import type { EngineChoice, EngineUsed } from '../run/types.js';
 import { packageVersion } from '../version.js';
 import { ServesimError } from '../errors.js';
 import type { GridPoint, Sweep } from './spec.js';
@@ -79,74 +79,93 @@ export function pointProblem(sweep: Sweep, point: GridPoint) {
   return sweep.confidence === problem.confidence ? problem : { ...problem, confidence: sweep.confidence };
 }
 
-/** A grid point's problem and the configurations of its cases, or why it has none. */
-function compilePoint(sweep: Sweep, point: GridPoint): { problem: Problem; configs: EngineConfig[] } {
-  const problem = pointProblem(sweep, point);
-  return { problem, configs: selectCases(problem, sweep.caseNames).map((scenario) => compile(problem, scenario)) };
+/** What runs each grid point: its cases, seeds and engine. */
+export interface PointsSpec {
+  readonly caseNames: readonly string[];
+  readonly seeds: number;
+  readonly baseSeed: number;
+  readonly engine: EngineChoice;
 }
 
-export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Promise<SweepOutcome> {
-  const points = options.only === undefined ? sweep.points : options.only.map((i) => sweep.points[i]!);
-  const perPoint = sweep.caseNames.length * sweep.seeds;
+export interface PointsRunOptions<P> {
+  readonly signal?: AbortSignal;
+  /** A point whose every case ran, with its rows (one per case, in case order). */
+  readonly onPoint?: (point: P, rows: readonly CaseSummary[]) => void | Promise<void>;
+  /** Instances finished so far, and arrivals simulated (an estimate while a batch runs). */
+  readonly onProgress?: (instancesDone: number, arrivalsDone: number) => void;
+}
+
+export interface PointsOutcome {
+  /** The batches the points ran as. */
+  readonly batches: readonly BatchUsed[];
+  /** Why the points stopped early (a point that did not parse, an engine, onPoint), cancellation aside. */
+  readonly error: Error | null;
+}
+
+/**
+ * Runs grid points, in chunks of about {@link CHUNK_INSTANCES} instances, each chunk's
+ * (point, case) configurations as one batch per shape; calls `onPoint` as each point's last
+ * case finishes. A point whose problem does not parse stops the run after the points before
+ * it ran. Cancelling (or `onPoint` failing) stops the engines; points that finish after that
+ * are not taken.
+ */
+export async function runPoints<P>(points: readonly P[], problemOf: (point: P) => Problem, spec: PointsSpec, options: PointsRunOptions<P> = {}): Promise<PointsOutcome> {
+  const perPoint = spec.caseNames.length * spec.seeds;
   const pointsPerChunk = Math.max(1, Math.floor(CHUNK_INSTANCES / perPoint));
-  const rows: SweepRow[] = [];
-  const finished: number[] = [];
   const batches: BatchUsed[] = [];
   let error: Error | null = null;
   let arrivals = 0;
   let before = 0;
   let instancesDone = 0;
-  // stops the engines when the caller's signal aborts or its onPoint fails; points that finish
-  // after that are not taken
   const stop = new AbortController();
   const abort = (): void => stop.abort();
   options.signal?.addEventListener('abort', abort, { once: true });
   if (options.signal?.aborted) stop.abort();
+  const fail = (err: unknown): void => {
+    error ??= err instanceof Error ? err : new Error(String(err));
+    stop.abort();
+  };
   const progress = (instances: number, arrivalsDone: number): void => {
     instancesDone = instances;
-    options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone, instancesTotal: points.length * perPoint, arrivalsDone });
+    options.onProgress?.(instancesDone, arrivalsDone);
   };
 
   for (let from = 0; from < points.length && !stop.signal.aborted; from += pointsPerChunk) {
-    // compile the chunk's points; one that fails stops the sweep after the points before it ran
-    const chunk: { point: GridPoint; problem: Problem; configs: EngineConfig[] }[] = [];
+    const chunk: { point: P; problem: Problem; cases: Scenario[]; configs: EngineConfig[] }[] = [];
     for (const point of points.slice(from, from + pointsPerChunk)) {
       try {
-        chunk.push({ point, ...compilePoint(sweep, point) });
+        const problem = problemOf(point);
+        const cases = selectCases(problem, spec.caseNames);
+        chunk.push({ point, problem, cases, configs: cases.map((scenario) => compile(problem, scenario)) });
       } catch (err) {
-        error = err instanceof Error ? err : new Error(String(err));
-        stop.abort();
+        fail(err);
         break;
       }
     }
-    const items: WorkItem[] = chunk.flatMap((c) => c.configs.map((config) => ({ config, seed: sweep.baseSeed, seeds: sweep.seeds })));
+    const items: WorkItem[] = chunk.flatMap((c) => c.configs.map((config) => ({ config, seed: spec.baseSeed, seeds: spec.seeds })));
     const owner = chunk.flatMap((c, p) => c.configs.map((_, k) => ({ p, k })));
     const records = chunk.map((c) => new Array<Uint32Array | undefined>(c.configs.length));
     const left = chunk.map((c) => c.configs.length);
-    const perInstance = items.length === 0 ? 0 : chunk.reduce((s, c) => s + expectedArrivals(c.problem, sweep.caseNames), 0) / items.length;
+    const perInstance = items.length === 0 ? 0 : chunk.reduce((s, c) => s + expectedArrivals(c.problem, c.cases), 0) / items.length;
     const pending: Promise<void>[] = [];
     const pointDone = async (p: number): Promise<void> => {
-      const { point, problem, configs } = chunk[p]!;
+      if (stop.signal.aborted) return;
+      const { point, problem, cases, configs } = chunk[p]!;
       const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
-      const cases = selectCases(problem, sweep.caseNames);
-      const pointRows = configs.map((config, k) => ({
-        point,
-        summary: summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout),
-      }));
-      rows.push(...pointRows);
-      finished.push(point.index);
-      arrivals += pointRows.reduce((s, r) => s + r.summary.requests, 0);
+      const rows = configs.map((config, k) => summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout));
+      arrivals += rows.reduce((s, r) => s + r.requests, 0);
       try {
-        await options.onPoint?.(point, pointRows);
+        // called before any await: an onPoint that throws stops the engines before another point is taken
+        const taken = options.onPoint?.(point, rows);
+        if (taken !== undefined) await taken;
       } catch (err) {
-        error ??= err instanceof Error ? err : new Error(String(err));
-        stop.abort();
+        fail(err);
       }
       progress(instancesDone, arrivals);
     };
     try {
-      const used = await runItems(items, {
-        engine: sweep.engine,
+      batches.push(...(await runItems(items, {
+        engine: spec.engine,
         signal: stop.signal,
         onProgress: (done) => progress(before + done, arrivals + done * perInstance),
         onItem: (item, r) => {
@@ -156,19 +175,38 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
           left[p]! -= 1;
           if (left[p] === 0) pending.push(pointDone(p));
         },
-      });
-      batches.push(...used);
+      })));
       await Promise.all(pending);
     } catch (err) {
       await Promise.all(pending);
-      if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) {
-        error ??= err instanceof Error ? err : new Error(String(err));
-      }
+      if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
       break;
     }
-    before += items.length * sweep.seeds;
+    before += items.length * spec.seeds;
   }
   options.signal?.removeEventListener('abort', abort);
+  return { batches, error };
+}
+
+export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Promise<SweepOutcome> {
+  const points = options.only === undefined ? sweep.points : options.only.map((i) => sweep.points[i]!);
+  const perPoint = sweep.caseNames.length * sweep.seeds;
+  const rows: SweepRow[] = [];
+  const finished: number[] = [];
+  let instances = 0;
+  const { batches, error } = await runPoints(points, (point) => pointProblem(sweep, point), sweep, {
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    onPoint: (point, summaries) => {
+      const pointRows = summaries.map((summary) => ({ point, summary }));
+      rows.push(...pointRows);
+      finished.push(point.index);
+      return options.onPoint?.(point, pointRows);
+    },
+    onProgress: (instancesDone, arrivalsDone) => {
+      instances = instancesDone;
+      options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone: instances, instancesTotal: points.length * perPoint, arrivalsDone });
+    },
+  });
   // points finish in the engines' order; the table keeps the grid's
   const order = new Map(points.map((p, i) => [p.index, i]));
   rows.sort((a, b) => order.get(a.point.index)! - order.get(b.point.index)!);
@@ -197,8 +235,8 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
   };
 }
 
-/** Arrivals an instance of the point's cases simulates on average, warm-up included (a rate for the progress bar). */
-function expectedArrivals(problem: Problem, caseNames: readonly string[]): number {
+/** Arrivals the instances of a point's cases simulate, one instance each, warm-up included (a rate for the progress bar). */
+function expectedArrivals(problem: Problem, cases: readonly Scenario[]): number {
   const { traffic } = problem;
-  return selectCases(problem, caseNames).reduce((s, c) => s + traffic.rate * c.rateScale * ((traffic.warmup + traffic.duration) / 1e6), 0);
+  return cases.reduce((s, c) => s + traffic.rate * c.rateScale * ((traffic.warmup + traffic.duration) / 1e6), 0);
 }
