@@ -13,6 +13,7 @@ export const LEFT_OUT = {
     'test/gpu-windows.test.ts',
     'test/gpu-device-lost.test.ts',
     'test/gpu-batch.test.ts',
+    'test/gpu-sweep.test.ts',
   ],
   'npm run test:package': ['test/package.test.ts'],
 } as const;

@@ -1,0 +1,33 @@
+/**
+ * A sweep on the GPU: its (grid point, case) configurations run as one kernel batch per shape,
+ * even where the grid changes the state's size, and the table equals the CPU pool's bit for bit.
+ */
+import { afterAll, expect, it } from 'vitest';
+import { closeEngines } from '../src/run/run.js';
+import { runSweep } from '../src/sweep/run.js';
+import { sweepFromObject } from '../src/sweep/spec.js';
+import { COMPILE_MS, describeGpu } from './gpu-support.js';
+import { TINY_QUEUE } from './support.js';
+
+afterAll(closeEngines);
+
+const sweep = (engine: 'cpu' | 'gpu') =>
+  sweepFromObject({
+    problem: { ...TINY_QUEUE, cases: undefined, scenarios: { 'server-down': { failures: [{ target: 'server', replica: 0 }] } } },
+    // replicas and slots change the state's size; server-down is a shape of its own
+    grid: { 'server.replicas': [1, 2], 'server.slots': [1, 3] },
+    cases: ['as-given', 'server-down'],
+    seeds: 8,
+    engine,
+  });
+
+describeGpu('a sweep on the GPU', () => {
+  it('runs one kernel batch per shape and gives the pool\'s table bit for bit', async () => {
+    const gpu = await runSweep(sweep('gpu'));
+    expect(gpu.error).toBeNull();
+    expect(gpu.meta.batches.map((b) => [b.engine, b.instances, b.configs])).toEqual([['gpu', 32, 4], ['gpu', 32, 4]]);
+    const cpu = await runSweep(sweep('cpu'));
+    expect(cpu.meta.engine).toBe('pool');
+    expect(gpu.rows).toEqual(cpu.rows);
+  }, COMPILE_MS);
+});
