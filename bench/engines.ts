@@ -20,7 +20,7 @@ import { runGpu } from '../src/gpu/engine.js';
 import { runReference } from '../src/engine/reference.js';
 import { SimulationPool } from '../src/pool/pool.js';
 import { packageVersion } from '../src/version.js';
-import { parseInteger } from '../src/cli/options.js';
+import { parseChoice, parseInteger } from '../src/cli/options.js';
 import { loadSweep, sweepFromObject } from '../src/sweep/spec.js';
 import { pointProblem, runSweep } from '../src/sweep/run.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
@@ -44,19 +44,29 @@ const SCALING_PROBLEMS = ['mmc', 'hot-prefix', 'coding-agents'];
 const SCALING_INSTANCES = [1, 16, 256, 4096, 65536];
 const HORIZONS = [200, 800, 3200];
 
+/** The sections `--only` may name, in the order they run. */
+const SECTIONS = ['engines', 'scaling', 'horizon', 'whole'] as const;
+type SectionName = (typeof SECTIONS)[number];
+
 interface Options {
   budget: number;
   adapter: string[];
   out: string;
   crossover: string;
+  only: SectionName[];
 }
 
 function parseOptions(): Options {
   return new Command('bench')
     .addOption(new Option('--budget <seconds>', 'longest predicted time of one measurement').argParser((t) => parseInteger(t, '--budget', 1, 86_400)).default(240))
     .addOption(new Option('--adapter <name>', 'a WebGPU adapter to run the kernel on, repeatable (default: the one the engine picks)').argParser((t: string, prev: string[]) => [...prev, t]).default([]))
-    .addOption(new Option('--out <dir>', 'where to write latest.md and latest.json').default(fileURLToPath(new URL('bench/results/', root))))
+    .addOption(new Option('--out <dir>', 'where to write latest.md and latest.json (with --only: latest-SECTIONS.md and .json)').default(fileURLToPath(new URL('bench/results/', root))))
     .addOption(new Option('--crossover <file>', 'the crossover table to add the adapters\' figures to (default: the one --engine auto reads)').default(fileURLToPath(new URL(CROSSOVER_PATH, root))))
+    .addOption(
+      new Option('--only <section>', `run only these sections, repeatable: ${SECTIONS.join(', ')} (the crossover needs scaling)`)
+        .argParser((t: string, prev: SectionName[]) => [...prev, parseChoice(t, '--only', SECTIONS)])
+        .default([]),
+    )
     .parse()
     .opts<Options>();
 }
@@ -153,9 +163,10 @@ async function main(): Promise<void> {
   const sections: string[] = [];
   const json: Record<string, unknown> = {};
 
+  const want = (section: SectionName): boolean => options.only.length === 0 || options.only.includes(section);
   // every engine on the same work
   const engines = new Section();
-  for (const item of WORK) {
+  for (const item of want('engines') ? WORK : []) {
     const config = configOf(item.problem, item.sets);
     runReference(config, 1, 0, 2); // warm the JIT
     engines.add((await measure(async (c, n) => runReference(c, 1, 0, n), config, label(item.problem, item.sets), 'reference (1 thread)', item.instances / 4, options.budget)).row);
@@ -167,29 +178,29 @@ async function main(): Promise<void> {
     const [reference, pool] = engines.rows.filter((r) => r.problem === name);
     return `${name}: ${ratio(pool, reference)}`;
   });
-  sections.push(`## Engines on the same work\n\n${engines.table()}\n\nPool / reference (simulated requests/s): ${perProblem.join('; ')}.`);
+  if (want('engines')) sections.push(`## Engines on the same work\n\n${engines.table()}\n\nPool / reference (simulated requests/s): ${perProblem.join('; ')}.`);
   json['engines'] = engines.rows;
 
   // scaling in instances: the pool against each kernel, which gives auto's crossover
   const scaling = new Section();
-  for (const problem of SCALING_PROBLEMS) {
+  for (const problem of want('scaling') ? SCALING_PROBLEMS : []) {
     await sideBySide(scaling, pooled, kernels, problem, [], SCALING_INSTANCES, options.budget);
   }
-  sections.push(`## Scaling in instances\n\n${scaling.table()}`);
+  if (want('scaling')) sections.push(`## Scaling in instances\n\n${scaling.table()}`);
   json['scaling'] = scaling.rows;
 
   // scaling in simulated horizon
   const horizon = new Section();
-  for (const duration of HORIZONS) {
+  for (const duration of want('horizon') ? HORIZONS : []) {
     await sideBySide(horizon, pooled, kernels, 'mmc', [`traffic.duration=${duration}s`], [256], options.budget, [...horizon.rows]);
   }
-  sections.push(`## Scaling in simulated horizon\n\n${horizon.table()}`);
+  if (want('horizon')) sections.push(`## Scaling in simulated horizon\n\n${horizon.table()}`);
   json['horizon'] = horizon.rows;
 
   // the crossover, per adapter, from the scaling rows
   const crossovers = loadCrossovers(options.crossover);
   const crossoverLines: string[] = [];
-  for (const kernel of kernels) {
+  for (const kernel of want('scaling') ? kernels : []) {
     const problems: Record<string, Measurement[]> = {};
     for (const problem of SCALING_PROBLEMS) {
       problems[problem] = SCALING_INSTANCES.map((instances) => {
@@ -216,12 +227,14 @@ async function main(): Promise<void> {
         ` Kernel / pool instances/s at the largest size measured with both: ${largest.join('; ')}.`,
     );
   }
-  if (kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${relative(fileURLToPath(root), options.crossover)}\`.\n\n${crossoverLines.join('\n')}`);
+  if (want('scaling') && kernels.length > 0) sections.push(`## The crossover \`--engine auto\` goes by\n\nWritten to \`${relative(fileURLToPath(root), options.crossover)}\`.\n\n${crossoverLines.join('\n')}`);
 
   // whole sweeps and hint searches, as the product runs them: batches by shape over grid points
-  const whole = await wholeSweeps(kernels.length > 0, options.budget);
-  sections.push(whole.text);
-  json['wholeSweeps'] = whole.rows;
+  if (want('whole')) {
+    const whole = await wholeSweeps(kernels.length > 0, options.budget);
+    sections.push(whole.text);
+    json['wholeSweeps'] = whole.rows;
+  }
   await pool.close();
   await closeEngines();
   for (const kernel of kernels) kernel.ctx.destroy();
@@ -235,9 +248,11 @@ async function main(): Promise<void> {
   const text = `${header}\n\n${sections.join('\n\n')}`;
   console.log(text);
   mkdirSync(options.out, { recursive: true });
-  writeFileSync(`${options.out}/latest.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
-  writeFileSync(`${options.out}/latest.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
-  if (kernels.length > 0) writeFileSync(options.crossover, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
+  // a run of some sections does not replace the whole benchmark's files
+  const base = options.only.length === 0 ? 'latest' : `latest-${options.only.join('-')}`;
+  writeFileSync(`${options.out}/${base}.json`, `${JSON.stringify({ header, machine: machine(), adapters: kernels.map((k) => k.ctx.adapterName), ...json }, null, 2)}\n`);
+  writeFileSync(`${options.out}/${base}.md`, `# Benchmark\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${text}\n`);
+  if (want('scaling') && kernels.length > 0) writeFileSync(options.crossover, `${JSON.stringify({ ...crossovers, about: CROSSOVER_ABOUT }, null, 2)}\n`);
 }
 
 /** One whole-sweep measurement: a sweep or a hint search on one engine. */
