@@ -13,6 +13,7 @@ import { ServesimError } from '../src/errors.js';
 import { loadProblem, problemFromObject } from '../src/problem/parse.js';
 import { BUILTIN_PROFILES, catalogueProfile, gpuPrices, listProfiles, profileCatalogue, type ProfilesDocument } from '../src/problem/profiles.js';
 import { buildServer } from '../src/service/server.js';
+import { closeEngines, runProblem } from '../src/run/run.js';
 import { runCli } from './cli-support.js';
 
 interface SourceItem {
@@ -50,6 +51,8 @@ function thrown(f: () => unknown): ServesimError & { issues: { path: string; mes
   }
   throw new Error('expected an error');
 }
+
+afterAll(closeEngines);
 
 describe('the BLIS catalogue', () => {
   const { profiles, shadowed } = profileCatalogue();
@@ -164,6 +167,17 @@ describe('gpu.profile by catalogue id', () => {
     const p = loadProblem('problems/hot-prefix.yaml', ['gpu.profile=qwen2.5-7b-instruct/a100-80/tp4']);
     expect(p.gpu?.profile.name).toBe('qwen2.5-7b-instruct/a100-80/tp4');
     expect(p.gpu?.profile.tp).toBe(4);
+  });
+
+  it('puts the configuration\'s GPUs and their price an hour in every row of a run', async () => {
+    const priced = loadProblem('problems/hot-prefix.yaml', ['gpu.profile=qwen2.5-7b-instruct/a100-80/tp4', 'gpu.replicas=2', 'gpu.kvTokens=400000', 'traffic.duration=4s', 'traffic.warmup=1s']);
+    const { rows } = await runProblem(priced, { caseNames: ['as-given'], seeds: 2, baseSeed: 1, engine: 'cpu' });
+    expect(rows[0]!.gpus).toBe(8);
+    expect(rows[0]!.dollars_per_hour).toBeCloseTo(8 * priced.gpu!.pricePerHour!, 9);
+    // a built-in profile names no GPU type, so no price
+    const unpriced = loadProblem('problems/hot-prefix.yaml', ['traffic.duration=4s', 'traffic.warmup=1s']);
+    const plain = (await runProblem(unpriced, { caseNames: ['as-given'], seeds: 2, baseSeed: 1, engine: 'cpu' })).rows[0]!;
+    expect([plain.gpus, plain.dollars_per_hour]).toEqual([unpriced.gpu!.replicas, Number.NaN]);
   });
 
   it('refuses an unknown id naming gpu.profile, with the close ids', () => {

@@ -6,7 +6,7 @@
  * tighter than + and -, and both associate to the left.
  */
 import { ServesimError } from '../errors.js';
-import type { Problem } from '../model/problem.js';
+import { dollarsPerHour, gpuCount, type Problem } from '../model/problem.js';
 import { formatPath, parsePath } from '../problem/schema-walk.js';
 
 /** The cost when the GPUs have no price: the batch slots the design pays for. */
@@ -29,17 +29,17 @@ export function isCostVariable(name: string): name is CostVariable {
 
 /** A cost variable's value for a problem, or an error naming the field it needs. */
 export function costVariable(problem: Problem, name: CostVariable): number {
-  const { gpu } = problem;
-  if (gpu === null) throw invalid(`${name} counts GPUs, and ${problem.id} has no gpu pool`);
-  const gpus = gpu.replicas * (gpu.profile.tp ?? 1);
+  const gpus = gpuCount(problem);
+  if (gpus === null) throw invalid(`${name} counts GPUs, and ${problem.id} has no gpu pool`);
   if (name === 'gpus') return gpus;
-  if (gpu.pricePerHour === undefined) {
+  const dollars = dollarsPerHour(problem);
+  if (dollars === null) {
     throw invalid(
-      `dollars_per_hour needs a price: gpu.profile ${gpu.profile.name} names no GPU type with a list price ` +
+      `dollars_per_hour needs a price: gpu.profile ${problem.gpu!.profile.name} names no GPU type with a list price ` +
         '(problems/profiles/prices.yaml); set gpu.pricePerHour',
     );
   }
-  return gpus * gpu.pricePerHour;
+  return dollars;
 }
 
 /** What a hint minimises when not told: dollars an hour where every problem's GPUs have a price, else slots. */

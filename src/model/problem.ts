@@ -41,6 +41,18 @@ export interface Goals {
   readonly tpotP99: number | null;
 }
 
+/** GPUs a configuration uses: GPU replicas x the profile's tensor-parallel degree (1 where it says none); null without a GPU pool. */
+export function gpuCount(problem: Problem): number | null {
+  return problem.gpu === null ? null : problem.gpu.replicas * (problem.gpu.profile.tp ?? 1);
+}
+
+/** What a configuration's GPUs cost an hour (gpuCount x gpu.pricePerHour); null without a price. */
+export function dollarsPerHour(problem: Problem): number | null {
+  const gpus = gpuCount(problem);
+  const price = problem.gpu?.pricePerHour;
+  return gpus === null || price === undefined ? null : gpus * price;
+}
+
 /** The goals as outputs carry them (JSON, Arrow metadata, the API): milliseconds, and only those set. */
 export interface GoalsInMilliseconds {
   readonly success: number;

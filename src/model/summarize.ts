@@ -1,7 +1,7 @@
 /**
  * Many seeds of one case -> one output row (docs/model.md section 6).
  */
-import type { Goals } from './problem.js';
+import { dollarsPerHour, gpuCount, type Goals, type Problem } from './problem.js';
 import { COMPONENT_NAMES, QUEUED_COMPONENTS, type InstanceResult } from './result.js';
 import type { CaseSummary, ComponentColumn } from './summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
@@ -51,6 +51,7 @@ export function summarize(
   confidence: number,
   results: readonly InstanceResult[],
   timeoutMicros: number,
+  configuration: ConfigurationCost = NO_COST,
 ): CaseSummary {
   const seeds = results.length;
   let buckets = HISTOGRAM_BUCKETS;
@@ -189,10 +190,25 @@ export function summarize(
     top_replica_share: ratio(topCalls, totalCalls),
     longest_queue: longestQueue,
     longest_queue_at: longestQueueAt,
+    gpus: configuration.gpus,
+    dollars_per_hour: configuration.dollarsPerHour,
     ...componentColumns(results),
     overloaded_seeds: overloadedSeeds,
     overload_reason: overloadReason(overloads, seeds),
   };
+}
+
+/** What the configuration's GPUs are and cost an hour; NaN where unknown. */
+export interface ConfigurationCost {
+  readonly gpus: number;
+  readonly dollarsPerHour: number;
+}
+
+const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN };
+
+/** A problem's GPUs and their price, for its rows. */
+export function configurationCost(problem: Problem): ConfigurationCost {
+  return { gpus: gpuCount(problem) ?? Number.NaN, dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN };
 }
 
 /** "overloaded: queue at server passed its capacity (272 jobs) in 64 of 64 seeds", most seeds first. */

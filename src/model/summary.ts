@@ -58,6 +58,8 @@ const HEAD = {
   top_replica_share: number("share of model calls that went to each seed's most-loaded GPU replica"),
   longest_queue: count("longest queue seen: one GPU replica's, the tools', or the server's"),
   longest_queue_at: { kind: 'text', meaning: "the component of longest_queue ('' when no queue formed)" },
+  gpus: count('GPUs the configuration uses: GPU replicas x the profile\'s tensor-parallel degree'),
+  dollars_per_hour: number('what those GPUs cost an hour: gpus x gpu.pricePerHour (null without a price)'),
 } as const satisfies Record<string, Column>;
 
 /** The per-component columns' meanings, by suffix; NaN where the design lacks the component. */

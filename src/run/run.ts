@@ -6,7 +6,7 @@ import type { Problem } from '../model/problem.js';
 import { compile, type EngineConfig } from '../engine/compile.js';
 import { decodeResult } from '../engine/result.js';
 import { selectCases } from '../problem/parse.js';
-import { summarize } from '../model/summarize.js';
+import { configurationCost, summarize } from '../model/summarize.js';
 import { ServesimError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import type { RunMeta, RunOptions, RunResult } from './types.js';
@@ -55,7 +55,8 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
     onItem: (item, r) => (records[item] = r),
   });
   const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
-  const rows = scenarios.map((scenario, i) => summarize(scenario.name, problem.goals, problem.confidence, decodeRecords(configs[i]!, records[i]!), timeout));
+  const cost = configurationCost(problem);
+  const rows = scenarios.map((scenario, i) => summarize(scenario.name, problem.goals, problem.confidence, decodeRecords(configs[i]!, records[i]!), timeout, cost));
   return {
     problem,
     rows,

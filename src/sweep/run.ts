@@ -8,7 +8,7 @@
  */
 import { compile, type EngineConfig } from '../engine/compile.js';
 import type { Problem, Scenario } from '../model/problem.js';
-import { summarize } from '../model/summarize.js';
+import { configurationCost, summarize } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
 import { problemFromObject, selectCases } from '../problem/parse.js';
 import { runItems, type BatchUsed, type WorkItem } from '../run/batches.js';
@@ -152,7 +152,8 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       if (stop.signal.aborted) return;
       const { point, problem, cases, configs } = chunk[p]!;
       const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
-      const rows = configs.map((config, k) => summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout));
+      const cost = configurationCost(problem);
+      const rows = configs.map((config, k) => summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout, cost));
       arrivals += rows.reduce((s, r) => s + r.requests, 0);
       try {
         // called before any await: an onPoint that throws stops the engines before another point is taken
