@@ -14,6 +14,8 @@ import { loadProblem, problemFromObject } from '../src/problem/parse.js';
 import { BUILTIN_PROFILES, catalogueProfile, gpuPrices, listProfiles, profileCatalogue, type ProfilesDocument } from '../src/problem/profiles.js';
 import { buildServer } from '../src/service/server.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
+import { runReference } from '../src/engine/reference.js';
+import { decodeAll } from './support.js';
 import { runCli } from './cli-support.js';
 
 interface SourceItem {
@@ -167,6 +169,18 @@ describe('gpu.profile by catalogue id', () => {
     const p = loadProblem('problems/hot-prefix.yaml', ['gpu.profile=qwen2.5-7b-instruct/a100-80/tp4']);
     expect(p.gpu?.profile.name).toBe('qwen2.5-7b-instruct/a100-80/tp4');
     expect(p.gpu?.profile.tp).toBe(4);
+  });
+
+  it('runs its coefficients: a call alone on its replica decodes at beta0 + beta2 a token, rounded to microseconds', async () => {
+    // BLIS, llama-3.1-8b-instruct on H100 at TP 1: beta0 5752.705 us, beta2 5.999 us a decoding sequence
+    const problem = loadProblem('problems/hot-prefix.yaml', [
+      'gpu.profile=llama-3.1-8b-instruct/h100/tp1', 'gpu.slots=1', 'traffic.rate=2', 'traffic.duration=10s', 'traffic.warmup=1s',
+    ]);
+    const config = compile(problem, problem.cases[0]!);
+    const results = decodeAll(config, runReference(config, 1, 0, 4));
+    const calls = results.reduce((n, r) => n + r.tpotCalls, 0);
+    expect(calls).toBeGreaterThan(20);
+    expect(results.reduce((n, r) => n + r.tpotSum, 0)).toBe((5753 + 6) * calls);
   });
 
   it('puts the configuration\'s GPUs and their price an hour in every row of a run', async () => {
