@@ -1,43 +1,106 @@
 /**
- * `npm run bench:counters [-- BASE]`: what the metrics' counters (TTFT, TPOT, goodput, per
- * component loads and waits: issue 13) cost the reference engine per event. Builds the engine
- * as it was at git revision BASE (default: the last commit before them) into a temporary
- * folder, then runs both on the same instances, alternating, in this one process: the events
- * are the same (checked), so the time ratio is the cost per event. Asserts nothing; writes
- * bench/results/counters.md.
+ * This checkout's reference engine against the one at git revision BASE, both in this one
+ * process: BASE's src is built (types unchecked) into a temporary folder under
+ * node_modules/.cache, so its imports of npm packages resolve to this checkout's, and each
+ * engine runs the same instances, alternating rounds, the better of each engine's rounds timed.
+ *
+ *   npm run bench:counters [-- BASE]     what the metrics' counters (TTFT, TPOT, goodput, per
+ *                                        component loads and waits: issue 13) cost per event.
+ *                                        BASE defaults to 4e55066, the last commit before them;
+ *                                        the records' layout differs, the events must not
+ *                                        (checked). Writes bench/results/counters.md.
+ *   npm run bench:reference [-- BASE]    how much faster this checkout's reference engine is
+ *                                        (issue 14); BASE defaults to HEAD. The timed runs' and
+ *                                        an equality matrix's records (problems, routing
+ *                                        policies, cases, windows, capacities reached) must be
+ *                                        identical, word for word, to BASE's: one that is not
+ *                                        fails the run (exit 1) and writes nothing. Writes
+ *                                        bench/results/reference-speed.md.
+ *
+ * Asserts nothing else; the ratios are from one run of a noisy machine (two cores, shared).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { EngineConfig } from '../src/engine/compile.js';
-import { R } from '../src/engine/layout.js';
-import { runReference } from '../src/engine/reference.js';
-import { configOf, label } from './measure.js';
-
-/** The commit before the counters: the engines as they were. */
-const DEFAULT_BASE = '4e55066';
-const WORK: { problem: string; sets: string[]; instances: number }[] = [
-  { problem: 'mmc', sets: [], instances: 48 },
-  { problem: 'hot-prefix', sets: ['router.policy=least-loaded', 'gpu.slots=16'], instances: 16 },
-  { problem: 'coding-agents', sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], instances: 16 },
-];
-const ROUNDS = 5;
+import { compile, type EngineConfig } from '../src/engine/compile.js';
+import { layoutConstants } from '../src/engine/layout.js';
+import { END_OF_TIME, runReference } from '../src/engine/reference.js';
+import { extractResult } from '../src/engine/result.js';
+import { advance, init, type EngineBuffers } from '../src/engine/simulate.js';
+import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
+import { hashOf, label } from './measure.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The engine of revision `base`: its reference engine, result layout, and its compile of a problem. */
-interface BaseEngine {
-  readonly run: (config: EngineConfig, seed: number, first: number, count: number) => Uint32Array;
-  readonly eventsField: number;
-  readonly configOf: (problem: string, sets: readonly string[]) => EngineConfig;
+/** Where a problem comes from: a file of problems/, or a problem's YAML text. */
+type Source = { readonly file: string } | { readonly yaml: string; readonly name: string };
+
+/** Problems, overrides and a case: one engine configuration; `patch` sets params words (P names). */
+interface Work {
+  readonly source: Source;
+  readonly sets: readonly string[];
+  readonly caseName: string;
+  readonly patch?: Readonly<Record<string, number>>;
+}
+
+/** The entry points of an engine's simulate.ts and result.ts. */
+interface Simulate {
+  readonly init: (buffers: EngineBuffers, slot: number, seed: number, instance: number) => void;
+  readonly advance: (buffers: EngineBuffers, slot: number, until: number) => boolean;
+  readonly extract: (config: EngineConfig, state: Uint32Array, base: number) => Uint32Array;
+}
+
+/** An engine: its reference engine, its compile of a problem, its layout's constants. */
+interface Engine {
+  readonly run: (config: EngineConfig, seed: number, first: number, count: number, windows?: number) => Uint32Array;
+  readonly configOf: (work: Work) => EngineConfig;
+  readonly constants: Record<string, number>;
+  readonly simulate: Simulate;
 }
 
 /**
- * Revision `base`'s src, compiled (types unchecked) into a folder under node_modules/.cache,
- * so that its imports of npm packages (zod, yaml) resolve to this checkout's.
+ * runReference's records, but each instance started with its insertion sequence (G.SEQ) `short`
+ * pushes short of wrapping past 2^32, as after 2^32 - short heap pushes: ties between events
+ * then order the other way round.
  */
-async function baseEngine(base: string, dir: string): Promise<BaseEngine> {
+function runWrapping(engine: Engine, config: EngineConfig, count: number, short: number): Uint32Array {
+  const buffers: EngineBuffers = { params: config.params, tables: config.tables, state: new Uint32Array(config.stateWords) };
+  const out = new Uint32Array(count * config.resultWords);
+  for (let i = 0; i < count; i++) {
+    engine.simulate.init(buffers, 0, 1, i);
+    buffers.state[engine.constants.G_SEQ!] = 2 ** 32 - short;
+    engine.simulate.advance(buffers, 0, END_OF_TIME);
+    out.set(engine.simulate.extract(config, buffers.state, 0), i * config.resultWords);
+  }
+  return out;
+}
+
+/** A copy of the config whose params have `patch` (P names) set, from the engine's own layout. */
+function patched(config: EngineConfig, constants: Record<string, number>, patch: Readonly<Record<string, number>> = {}): EngineConfig {
+  const params = config.params.slice();
+  for (const [name, value] of Object.entries(patch)) {
+    const word = constants[`P_${name}`];
+    if (word === undefined) throw new Error(`no params word P.${name}`);
+    params[word] = value;
+  }
+  return { ...config, params };
+}
+
+const current: Engine = {
+  run: runReference,
+  constants: layoutConstants(),
+  simulate: { init, advance, extract: extractResult },
+  configOf: (work) => {
+    const problem = 'file' in work.source
+      ? loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
+      : parseProblem(work.source.yaml, work.source.name, work.sets);
+    return patched(compile(problem, selectCases(problem, [work.caseName])[0]!), current.constants, work.patch);
+  },
+};
+
+/** Revision `base`'s src, compiled into `dir`. */
+async function baseEngine(base: string, dir: string): Promise<Engine> {
   const tar = execFileSync('git', ['-C', root, 'archive', base, 'src'], { maxBuffer: 1 << 28 });
   execFileSync('tar', ['-x', '-C', dir], { input: tar });
   const entries = readdirSync(join(dir, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(dir, 'src', f));
@@ -47,24 +110,22 @@ async function baseEngine(base: string, dir: string): Promise<BaseEngine> {
   ]);
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   const load = (module: string) => import(pathToFileURL(join(dir, 'dist/src', module)).href);
-  const [reference, layout, compile, parse] = await Promise.all([
-    load('engine/reference.js'), load('engine/layout.js'), load('engine/compile.js'), load('problem/parse.js'),
+  const [reference, layout, compiler, parse, simulate, result] = await Promise.all([
+    load('engine/reference.js'), load('engine/layout.js'), load('engine/compile.js'), load('problem/parse.js'), load('engine/simulate.js'), load('engine/result.js'),
   ]);
+  const constants = layout.layoutConstants() as Record<string, number>;
   return {
     run: reference.runReference,
-    eventsField: layout.R.EVENTS,
-    configOf: (problem, sets) => {
-      const p = parse.loadProblem(join(root, `problems/${problem}.yaml`), sets);
-      return compile.compile(p, parse.selectCases(p, ['as-given'])[0]);
+    constants,
+    simulate: { init: simulate.init, advance: simulate.advance, extract: result.extractResult },
+    configOf: (work) => {
+      // the base engine reads the params as laid out then: its own compile lays them out
+      const problem = 'file' in work.source
+        ? parse.loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
+        : parse.parseProblem(work.source.yaml, work.source.name, work.sets);
+      return patched(compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]), constants, work.patch);
     },
   };
-}
-
-/** Sums a result field over records of `words` words each. */
-function total(records: Uint32Array, words: number, field: number): number {
-  let sum = 0;
-  for (let i = field; i < records.length; i += words) sum += records[i]! + records[i + 1]! * 2 ** 32;
-  return sum;
 }
 
 function seconds(run: () => void): number {
@@ -73,40 +134,219 @@ function seconds(run: () => void): number {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
+/** Sums a two-word result field over records of `words` words each. */
+function total(records: Uint32Array, words: number, field: number): number {
+  let sum = 0;
+  for (let i = field; i < records.length; i += words) sum += records[i]! + records[i + 1]! * 2 ** 32;
+  return sum;
+}
+
+/** Arrivals, warm-up included (as bench/measure.ts counts simulated requests): the measured ones scaled to the whole horizon. */
+function requests(config: EngineConfig, records: Uint32Array, constants: Record<string, number>): number {
+  let arrivals = 0;
+  for (let i = constants.R_ARRIVALS!; i < records.length; i += config.resultWords) arrivals += records[i]!;
+  return (arrivals * config.params[constants.P_MEASURE_END!]!) / config.measuredMicros;
+}
+
+function workLabel(work: Work): string {
+  const name = 'file' in work.source ? work.source.file : work.source.name;
+  const patch = Object.entries(work.patch ?? {}).map(([k, v]) => `P.${k}=${v}`);
+  return [label(name, work.sets), work.caseName === 'as-given' ? '' : `(${work.caseName})`, ...patch].filter((s) => s !== '').join(' ');
+}
+
+/** Times both engines on the same instances, alternating; the better of each engine's rounds. */
+function race(old: Engine, work: Work, instances: number, rounds: number) {
+  const config = current.configOf(work);
+  const oldConfig = old.configOf(work);
+  // warm both engines' code on other instances first
+  old.run(oldConfig, 1, 1000, 2);
+  runReference(config, 1, 1000, 2);
+  let before = Infinity;
+  let now = Infinity;
+  let oldRecords: Uint32Array = new Uint32Array(0);
+  let newRecords: Uint32Array = new Uint32Array(0);
+  for (let round = 0; round < rounds; round++) {
+    before = Math.min(before, seconds(() => (oldRecords = old.run(oldConfig, 1, 0, instances))));
+    now = Math.min(now, seconds(() => (newRecords = runReference(config, 1, 0, instances))));
+  }
+  return { config, oldConfig, oldRecords, newRecords, before, now };
+}
+
+// ---- bench:counters -----------------------------------------------------------------------------
+
+/** The commit before the counters: the engines as they were. */
+const COUNTERS_BASE = '4e55066';
+const COUNTERS_WORK: { work: Work; instances: number }[] = [
+  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 48 },
+  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 16 },
+];
+const COUNTERS_ROUNDS = 5;
+
+function countersReport(old: Engine, base: string): string {
+  const lines = [
+    '# What the metrics\' counters cost per event',
+    '',
+    `Command: \`npm run bench:counters -- ${base}\` (the reference engine at ${base} against this checkout's, one thread, ${COUNTERS_ROUNDS} alternating rounds; the better of each engine's rounds).`,
+    '',
+    `"now" is this checkout's engine with all that changed since ${base}, not the counters alone: issue 14's speed work too (bench/results/reference-speed.md).`,
+    '',
+    '| work | instances | events | before, s | now, s | now / before |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const { work, instances } of COUNTERS_WORK) {
+    const r = race(old, work, instances, COUNTERS_ROUNDS);
+    const oldEvents = total(r.oldRecords, r.oldConfig.resultWords, old.constants.R_EVENTS!);
+    const events = total(r.newRecords, r.config.resultWords, current.constants.R_EVENTS!);
+    if (oldEvents !== events) throw new Error(`${workLabel(work)}: ${events} events now, ${oldEvents} at ${base}: not the same simulation`);
+    lines.push(`| ${workLabel(work)} | ${instances} | ${events.toLocaleString('en')} | ${r.before.toFixed(3)} | ${r.now.toFixed(3)} | ${(r.now / r.before).toFixed(3)} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+// ---- bench:reference ----------------------------------------------------------------------------
+
+const ALL_CASES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'];
+const POLICIES = ['prefix-affinity', 'least-loaded', 'round-robin', 'random', 'cache-aware', 'bounded-affinity'];
+
+/** test/support.ts's past-horizon problem: every instance stops at the end of u32 microseconds (ERR.HORIZON). */
+const PAST_HORIZON = `
+id: past-horizon
+title: An overloaded queue still draining when u32 microseconds end
+goals: { success: 0.5, p99: 1000s }
+traffic: { rate: 0.24, duration: 3970s, warmup: 20s }
+workload: { kind: job }
+server: { replicas: 1, slots: 30, service: { dist: exponential, mean: 150s }, timeout: 0 }
+cases: [as-given]
+`;
+
+/** What must give identical records: each (problem, overrides) in every listed case, in 1 and in 5 time windows. */
+const EQUALITY: { source: Source; sets: string[]; cases: string[]; patch?: Record<string, number>; instances: number }[] = [
+  { source: { file: 'mmc' }, sets: [], cases: ['as-given'], instances: 8 },
+  ...POLICIES.map((policy) => ({ source: { file: 'hot-prefix' }, sets: [`router.policy=${policy}`], cases: ALL_CASES, instances: 4 })),
+  { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], cases: ALL_CASES, instances: 4 },
+  { source: { file: 'coding-agents' }, sets: [], cases: ALL_CASES, instances: 4 },
+  { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], cases: ALL_CASES, instances: 4 },
+  { source: { file: 'multi-tenant-prefixes' }, sets: [], cases: ['as-given', 'tenant-burst'], instances: 4 },
+  { source: { file: 'hung-replica' }, sets: [], cases: ['as-given'], instances: 4 },
+  { source: { file: 'small-kv-cache' }, sets: [], cases: ['as-given'], instances: 4 },
+  // the capacities an instance can reach (test/overload.test.ts, test/u32-overflow.test.ts)
+  { source: { file: 'mmc' }, sets: ['server.slots=2', 'traffic.warmup=60s', 'traffic.rate=40'], cases: ['as-given'], instances: 4 },
+  { source: { file: 'mmc' }, sets: ['server.timeout=1s'], cases: ['as-given'], patch: { HEAP_CAP: 60 }, instances: 4 },
+  { source: { file: 'hot-prefix' }, sets: [], cases: ['as-given'], patch: { CACHE_CAP: 0 }, instances: 4 },
+  { source: { yaml: PAST_HORIZON, name: 'past-horizon' }, sets: [], cases: ['as-given'], instances: 2 },
+];
+const WINDOWS = [1, 5];
+/** Each of these also started its insertion sequence this many pushes short of wrapping. */
+const WRAPPING: { source: Source; sets: string[]; caseName: string; instances: number }[] = [
+  { source: { file: 'hot-prefix' }, sets: [], caseName: 'as-given', instances: 2 },
+  { source: { file: 'coding-agents' }, sets: [], caseName: 'slow-dependency', instances: 2 },
+  { source: { file: 'mmc' }, sets: ['server.timeout=1s'], caseName: 'as-given', instances: 2 },
+];
+const SHORT = [1, 100, 5000];
+
+const SPEED_WORK: { work: Work; instances: number }[] = [
+  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 48 },
+  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'hot-prefix' }, sets: [], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'coding-agents' }, sets: [], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 16 },
+];
+const SPEED_ROUNDS = 15;
+
+/** Every record of the equality matrix from both engines; the rows of its table, or the first difference. */
+function equality(old: Engine, base: string): { rows: string[]; records: number } {
+  const rows: string[] = [];
+  let records = 0;
+  for (const item of EQUALITY) {
+    const hashes: string[] = [];
+    for (const caseName of item.cases) {
+      const work: Work = { source: item.source, sets: item.sets, caseName, ...(item.patch === undefined ? {} : { patch: item.patch }) };
+      const config = current.configOf(work);
+      const oldConfig = old.configOf(work);
+      for (const windows of WINDOWS) {
+        const now = runReference(config, 1, 0, item.instances, windows);
+        const before = old.run(oldConfig, 1, 0, item.instances, windows);
+        const words = config.resultWords;
+        if (before.length !== now.length) throw new Error(`${workLabel(work)}, ${windows} windows: ${now.length / words} records now, ${before.length / oldConfig.resultWords} at ${base}`);
+        for (let i = 0; i < item.instances; i++) {
+          const a = now.subarray(i * words, (i + 1) * words);
+          const b = before.subarray(i * words, (i + 1) * words);
+          if (hashOf(a) !== hashOf(b) || a.some((v, k) => v !== b[k])) {
+            const k = a.findIndex((v, w) => v !== b[w]);
+            throw new Error(`${workLabel(work)}, ${windows} windows, instance ${i}: record word ${k} is ${a[k]} now, ${b[k]} at ${base}`);
+          }
+        }
+        records += item.instances;
+        hashes.push(hashOf(now).toString(16).padStart(8, '0'));
+      }
+    }
+    const name = workLabel({ source: item.source, sets: item.sets, caseName: 'as-given', ...(item.patch === undefined ? {} : { patch: item.patch }) });
+    rows.push(`| ${name} | ${item.cases.join(', ')} | ${item.instances} | ${hashes.join(' ')} |`);
+    process.stderr.write(`bench: ${name}: identical\n`);
+  }
+  for (const item of WRAPPING) {
+    const work: Work = { source: item.source, sets: item.sets, caseName: item.caseName };
+    const config = current.configOf(work);
+    const oldConfig = old.configOf(work);
+    const hashes: string[] = [];
+    for (const short of SHORT) {
+      const now = runWrapping(current, config, item.instances, short);
+      const before = runWrapping(old, oldConfig, item.instances, short);
+      if (now.length !== before.length || now.some((v, k) => v !== before[k])) throw new Error(`${workLabel(work)}, sequence ${short} short of wrapping: records differ from ${base}'s`);
+      records += item.instances;
+      hashes.push(hashOf(now).toString(16).padStart(8, '0'));
+    }
+    rows.push(`| ${workLabel(work)}, sequence ${SHORT.join(', ')} pushes short of wrapping | ${item.caseName} | ${item.instances} | ${hashes.join(' ')} |`);
+    process.stderr.write(`bench: ${workLabel(work)} wrapping: identical\n`);
+  }
+  return { rows, records };
+}
+
+function referenceReport(old: Engine, base: string): string {
+  // timed first, as bench/engines.ts times its problems (each engine's code compiled for them
+  // alone); the records are checked after, and a difference fails the run all the same
+  const speed: string[] = [];
+  for (const { work, instances } of SPEED_WORK) {
+    process.stderr.write(`bench: timing ${workLabel(work)} ...\n`);
+    const r = race(old, work, instances, SPEED_ROUNDS);
+    if (r.newRecords.some((v, k) => v !== r.oldRecords[k])) throw new Error(`${workLabel(work)}: records differ from ${base}'s`);
+    const events = total(r.newRecords, r.config.resultWords, current.constants.R_EVENTS!);
+    const simulated = requests(r.config, r.newRecords, current.constants);
+    const rate = (s: number) => Math.round(simulated / s).toLocaleString('en');
+    speed.push(`| ${workLabel(work)} | ${instances} | ${Math.round(simulated).toLocaleString('en')} | ${events.toLocaleString('en')} | ${r.before.toFixed(3)} | ${r.now.toFixed(3)} | ${rate(r.before)} | ${rate(r.now)} | ${(r.before / r.now).toFixed(2)}x |`);
+  }
+  const same = equality(old, base);
+  return [
+    '# The reference engine\'s speed (issue 14)',
+    '',
+    `Command: \`npm run bench:reference -- ${base}\`: the reference engine at ${base} against this checkout's, one thread, in one process.`,
+    '',
+    `Speed: the same instances on both engines, ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed; simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
+    '',
+    '| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...speed,
+    '',
+    `Records: ${same.records} records, each identical word for word to ${base}'s (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
+    '',
+    '| problem | cases | instances | record hashes |',
+    '| --- | --- | ---: | --- |',
+    ...same.rows,
+  ].join('\n') + '\n';
+}
+
 async function main(): Promise<void> {
-  const base = process.argv[2] ?? DEFAULT_BASE;
+  const reference = process.argv.includes('--reference');
+  const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? (reference ? 'HEAD' : COUNTERS_BASE);
   mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
   const dir = mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
   try {
     const old = await baseEngine(base, dir);
-    const lines = [
-      '# What the metrics\' counters cost per event',
-      '',
-      `Command: \`npm run bench:counters -- ${base}\` (the reference engine at ${base} against this checkout's, one thread, ${ROUNDS} alternating rounds; the better of each engine's rounds).`,
-      '',
-      '| work | instances | events | before, s | now, s | now / before |',
-      '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ];
-    for (const item of WORK) {
-      const config = configOf(item.problem, item.sets);
-      // the base engine reads the params as laid out then: its own compile lays them out
-      const oldConfig = old.configOf(item.problem, item.sets);
-      let before = Infinity;
-      let now = Infinity;
-      let oldRecords: Uint32Array = new Uint32Array(0);
-      let newRecords: Uint32Array = new Uint32Array(0);
-      for (let round = 0; round < ROUNDS; round++) {
-        before = Math.min(before, seconds(() => (oldRecords = old.run(oldConfig, 1, 0, item.instances))));
-        now = Math.min(now, seconds(() => (newRecords = runReference(config, 1, 0, item.instances))));
-      }
-      const oldEvents = total(oldRecords, oldConfig.resultWords, old.eventsField);
-      const events = total(newRecords, config.resultWords, R.EVENTS);
-      if (oldEvents !== events) throw new Error(`${label(item.problem, item.sets)}: ${events} events now, ${oldEvents} at ${base}: not the same simulation`);
-      lines.push(`| ${label(item.problem, item.sets)} | ${item.instances} | ${events.toLocaleString('en')} | ${before.toFixed(3)} | ${now.toFixed(3)} | ${(now / before).toFixed(3)} |`);
-    }
-    const text = lines.join('\n') + '\n';
+    const text = reference ? referenceReport(old, base) : countersReport(old, base);
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    writeFileSync(join(root, 'bench/results/counters.md'), text);
+    writeFileSync(join(root, `bench/results/${reference ? 'reference-speed' : 'counters'}.md`), text);
     process.stdout.write(text);
   } finally {
     rmSync(dir, { recursive: true, force: true });

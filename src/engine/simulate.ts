@@ -6,6 +6,12 @@
  * every capacity sized by compile.ts (reaching one is an overload, recorded in the result: see
  * ERR in layout.ts).
  *
+ * For speed (issue 14; bench/results/reference-speed.md), this file alone holds a few state
+ * words in module variables while initInstance and advanceInstance run, and queues deadlines in
+ * a FIFO beside the heap (fifoPush, fifoPop, fifoFlush: not in the kernel); both write them back
+ * to the state before they return, so the records, and the state between calls, are the
+ * kernel's (the heap's entries, if not in the same places of it).
+ *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
  */
@@ -51,6 +57,27 @@ var evTag = 0;
 var now = 0;
 var heapLen = 0;
 var heapSeq = 0;
+// Events due a fixed delay after they are pushed come in (time, sequence) order: while init and
+// advance run, those due P.TIMEOUT after now (each job's deadline, most of a long heap) queue in
+// a FIFO ring of P.HEAP_CAP entries beside the heap, pushed and popped at no sift, and join the
+// heap in the state before they return (fifoFlush). heapLen counts the heap's entries, fifoLen
+// the FIFO's; G.HEAP_LEN is their sum.
+var fifo: Uint32Array = new Uint32Array(0);
+var fifoHead = 0;
+var fifoLen = 0;
+var fifoDelay = 0;
+var heapCap = 0;
+// The instance's random key (G.KEY), which never changes once initInstance has drawn it; as
+// an i32 (draw only xors it), so that V8 never boxes it.
+var randomKey = 0;
+// Where this instance's app replicas, server replicas and GPU replicas start, a replica's
+// words, and where its cache entries start in it: replicaAt and entryAt run in every loop over
+// a batch or a cache, and would read three or four params each time.
+var appBase = 0;
+var serverBase = 0;
+var replicaBase = 0;
+var replicaStride = 0;
+var entryOffset = 0;
 
 const SESSION_KEY = 0x80000000;
 const NONE = 0xffffffff;
@@ -62,8 +89,10 @@ function result(field: number): number {
   return rs + field;
 }
 
+// written to stay within V8's small-function size (27 bytes of bytecode), which it inlines
+// wherever it is called
 function count(field: number): void {
-  st[result(field)] = st[result(field)]! + 1;
+  st[result(field)]!++;
 }
 
 /** Counts a value in the histogram at params[offset] (a P.OFF_HIST_*). */
@@ -77,14 +106,16 @@ function histCount(offset: number, v: number): void {
 /** Adds a u32 to a two-word result counter. */
 function add64(field: number, v: number): void {
   const at = result(field);
-  const lo = (st[at]! + v) >>> 0;
-  if (lo < st[at]!) st[at + 1] = (st[at + 1]! + 1) >>> 0;
+  const old = st[at]!;
+  const lo = (old + v) >>> 0;
+  if (lo < old) st[at + 1] = (st[at + 1]! + 1) >>> 0;
   st[at] = lo;
 }
 
 /** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
 function mulAdd64(field: number, a: number, b: number): void {
-  if ((a | b) >>> 16 === 0) {
+  // a x b below 2^32 (the double product is exact to 2^53, and rounds past 2^32 to past 2^32)
+  if (a * b <= 0xffffffff) {
     add64(field, a * b);
     return;
   }
@@ -126,8 +157,11 @@ export function ceilMulDiv(m: number, t1: number, b: number): number {
 
 /** Microseconds of [from, to) inside the measured window. */
 function measured(from: number, to: number): number {
-  const lo = Math.max(from, pr[P.WARMUP]!);
-  const hi = Math.min(to, pr[P.MEASURE_END]!);
+  // comparisons rather than Math.max and Math.min, which V8 compiles to float64 operations
+  const warmup = pr[P.WARMUP]!;
+  const end = pr[P.MEASURE_END]!;
+  const lo = from > warmup ? from : warmup;
+  const hi = to < end ? to : end;
   return hi > lo ? hi - lo : 0;
 }
 
@@ -149,7 +183,9 @@ function fail(code: number): void {
  * would not. An event pushed at NONE never happens, and stopInstance drops it.
  */
 function later(runs: number, dur: number): number {
-  if (dur !== 0 && runs > Math.floor((NONE - 1 - now) / dur)) {
+  // runs > floor(room / dur) exactly when runs x dur > room: the double product, rounded when
+  // past 2^53, is then far past room all the same (and no division)
+  if (runs * dur > NONE - 1 - now) {
     fail(ERR.HORIZON);
     return NONE;
   }
@@ -157,11 +193,12 @@ function later(runs: number, dur: number): number {
 }
 
 function random(stream: number, a: number, b: number): number {
-  return draw(st[sb + G.KEY]!, stream, a, b);
+  return draw(randomKey, stream, a, b) >>> 0;
 }
 
 function sample(table: number, u: number): number {
-  return sampleTable(tb, pr[table]!, u);
+  // u's bits as an i32 (sampleTable reads only its bits): V8 boxes a u32 argument past 2^31
+  return sampleTable(tb, pr[table]!, u | 0);
 }
 
 // ---- event heap: a binary min-heap on (time, insertion sequence) ------------------------
@@ -175,62 +212,136 @@ function heapBefore(a: number, b: number): boolean {
 }
 
 function heapPush(time: number, kind: number, id: number, tag: number): void {
+  // the sequence wraps (after 2^32 pushes): the FIFO's order would no longer be the heap's
+  if (heapSeq === 0 && fifoLen > 0) fifoFlush();
   const n = heapLen;
-  if (n >= pr[P.HEAP_CAP]!) {
+  if (n + fifoLen >= heapCap) {
     fail(ERR.HEAP_FULL);
     return;
   }
   const seq = heapSeq;
   heapSeq = (seq + 1) >>> 0;
+  if (time === now + fifoDelay) {
+    fifoPush(time, seq, ((kind << 24) | id) >>> 0, tag);
+    return;
+  }
+  // the state array in a local: a loop re-reads a module variable on every turn
+  const s = st;
   let i = n;
   while (i > 0) {
     const parent = (i - 1) >>> 1;
     const pa = heapAt(parent);
-    if (st[pa]! < time || (st[pa] === time && st[pa + 1]! < seq)) break;
+    const t = s[pa]!;
+    if (t < time || (t === time && s[pa + 1]! < seq)) break;
     const at = heapAt(i);
-    st[at] = st[pa]!;
-    st[at + 1] = st[pa + 1]!;
-    st[at + 2] = st[pa + 2]!;
-    st[at + 3] = st[pa + 3]!;
+    s[at] = t;
+    s[at + 1] = s[pa + 1]!;
+    s[at + 2] = s[pa + 2]!;
+    s[at + 3] = s[pa + 3]!;
     i = parent;
   }
   const at = heapAt(i);
-  st[at] = time;
-  st[at + 1] = seq;
-  st[at + 2] = ((kind << 24) | id) >>> 0;
-  st[at + 3] = tag;
+  s[at] = time;
+  s[at + 1] = seq;
+  s[at + 2] = ((kind << 24) | id) >>> 0;
+  s[at + 3] = tag;
   heapLen = n + 1;
 }
 
 /** Removes the earliest event into evTime, evKind, evId, evTag. */
 function heapPop(): void {
+  const s = st;
   const top = heapAt(0);
-  evTime = st[top]!;
-  evKind = st[top + 2]! >>> 24;
-  evId = st[top + 2]! & 0xffffff;
-  evTag = st[top + 3]!;
+  if (fifoLen > 0 && fifoPop()) return;
+  evTime = s[top]!;
+  const kindId = s[top + 2]!;
+  evKind = kindId >>> 24;
+  evId = kindId & 0xffffff;
+  evTag = s[top + 3]!;
   const n = heapLen - 1;
   heapLen = n;
   const last = heapAt(n);
-  let i = 0;
+  // The hot loop of a long heap: it walks word addresses rather than indices (heapAt(2i + 1)
+  // is at + (at - top) + HEAP_WORDS for at = heapAt(i); child < n is c < last), and holds the
+  // last entry's time and sequence, which each level compares with, in locals.
+  const lastTime = s[last]!;
+  const lastSeq = s[last + 1]!;
+  let at = top;
   for (;;) {
-    let child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && heapBefore(heapAt(child + 1), heapAt(child))) child += 1;
-    const c = heapAt(child);
-    if (!heapBefore(c, last)) break;
-    const at = heapAt(i);
-    st[at] = st[c]!;
-    st[at + 1] = st[c + 1]!;
-    st[at + 2] = st[c + 2]!;
-    st[at + 3] = st[c + 3]!;
-    i = child;
+    let c = at + (at - top) + HEAP_WORDS;
+    if (c >= last) break;
+    if (c + HEAP_WORDS < last && heapBefore(c + HEAP_WORDS, c)) c += HEAP_WORDS;
+    // !heapBefore(c, last)
+    const t = s[c]!;
+    if (!(t < lastTime || (t === lastTime && s[c + 1]! < lastSeq))) break;
+    s[at] = t;
+    s[at + 1] = s[c + 1]!;
+    s[at + 2] = s[c + 2]!;
+    s[at + 3] = s[c + 3]!;
+    at = c;
   }
-  const at = heapAt(i);
-  st[at] = st[last]!;
-  st[at + 1] = st[last + 1]!;
-  st[at + 2] = st[last + 2]!;
-  st[at + 3] = st[last + 3]!;
+  s[at] = lastTime;
+  s[at + 1] = lastSeq;
+  s[at + 2] = s[last + 2]!;
+  s[at + 3] = s[last + 3]!;
+}
+
+/** Queues an entry (of a time now + fifoDelay) after every entry in the FIFO. */
+function fifoPush(time: number, seq: number, kindId: number, tag: number): void {
+  // it comes after them all: now has not gone back, and seq is the last
+  const tail = fifoHead + fifoLen < heapCap ? fifoHead + fifoLen : fifoHead + fifoLen - heapCap;
+  const at = tail * HEAP_WORDS;
+  fifo[at] = time;
+  fifo[at + 1] = seq;
+  fifo[at + 2] = kindId;
+  fifo[at + 3] = tag;
+  fifoLen += 1;
+}
+
+/** Removes the FIFO's head into evTime, evKind, evId, evTag if it comes before the heap's top. */
+function fifoPop(): boolean {
+  const f = fifoHead * HEAP_WORDS;
+  const t = fifo[f]!;
+  if (heapLen > 0 && !(t < st[hs]! || (t === st[hs] && fifo[f + 1]! < st[hs + 1]!))) return false;
+  evTime = t;
+  const kindId = fifo[f + 2]!;
+  evKind = kindId >>> 24;
+  evId = kindId & 0xffffff;
+  evTag = fifo[f + 3]!;
+  fifoHead = fifoHead + 1 < heapCap ? fifoHead + 1 : 0;
+  fifoLen -= 1;
+  return true;
+}
+
+/** Moves the FIFO's entries into the heap (as heapPush sifts, with their own sequences). */
+function fifoFlush(): void {
+  const s = st;
+  for (; fifoLen > 0; fifoLen--) {
+    const f = fifoHead * HEAP_WORDS;
+    fifoHead = fifoHead + 1 < heapCap ? fifoHead + 1 : 0;
+    const time = fifo[f]!;
+    const seq = fifo[f + 1]!;
+    let i = heapLen;
+    while (i > 0) {
+      const parent = (i - 1) >>> 1;
+      const pa = heapAt(parent);
+      const t = s[pa]!;
+      if (t < time || (t === time && s[pa + 1]! < seq)) break;
+      const at = heapAt(i);
+      s[at] = t;
+      s[at + 1] = s[pa + 1]!;
+      s[at + 2] = s[pa + 2]!;
+      s[at + 3] = s[pa + 3]!;
+      i = parent;
+    }
+    const at = heapAt(i);
+    s[at] = time;
+    s[at + 1] = seq;
+    s[at + 2] = fifo[f + 2]!;
+    s[at + 3] = fifo[f + 3]!;
+    heapLen += 1;
+  }
+  fifoHead = 0;
 }
 
 // ---- jobs and FIFO queues ---------------------------------------------------------------
@@ -254,11 +365,11 @@ function jobAlloc(): number {
 /** Frees a job; its generation moves on, so its pending events go stale. */
 function jobFree(j: number): void {
   const jb = jobAt(j);
-  st[jb + J.GEN] = (st[jb + J.GEN]! + 1) >>> 0;
+  st[jb + J.GEN]!++;
   st[jb + J.STAGE] = STAGE.FREE;
   st[jb + J.NEXT] = st[sb + G.FREE_JOB]!;
   st[sb + G.FREE_JOB] = j;
-  st[sb + G.LIVE] = st[sb + G.LIVE]! - 1;
+  st[sb + G.LIVE]!--;
 }
 
 /**
@@ -267,18 +378,20 @@ function jobFree(j: number): void {
  */
 function queuePush(q: number, j: number, at: number): void {
   const jb = jobAt(j);
+  const tail = st[q + 1]!;
+  const len = st[q + 2]! + 1;
   st[jb + J.NEXT] = NONE;
-  if (st[q + 2] === 0) {
+  if (len === 1) {
     st[jb + J.PREV] = NONE;
     st[q] = j;
   } else {
-    st[jb + J.PREV] = st[q + 1]!;
-    st[jobAt(st[q + 1]!) + J.NEXT] = j;
+    st[jb + J.PREV] = tail;
+    st[jobAt(tail) + J.NEXT] = j;
   }
   st[q + 1] = j;
-  st[q + 2] = st[q + 2]! + 1;
-  if (st[q + 2]! > st[result(R.LONGEST_QUEUE)]!) {
-    st[result(R.LONGEST_QUEUE)] = st[q + 2]!;
+  st[q + 2] = len;
+  if (len > st[result(R.LONGEST_QUEUE)]!) {
+    st[result(R.LONGEST_QUEUE)] = len;
     st[result(R.LONGEST_QUEUE_AT)] = at;
   }
 }
@@ -291,7 +404,7 @@ function queueUnlink(q: number, j: number): void {
   else st[jobAt(prev) + J.NEXT] = next;
   if (next === NONE) st[q + 1] = prev;
   else st[jobAt(next) + J.PREV] = prev;
-  st[q + 2] = st[q + 2]! - 1;
+  st[q + 2]!--;
 }
 
 /**
@@ -341,11 +454,11 @@ function noteWait(j: number, counters: number, hist: number): void {
 // ---- job lifecycle ------------------------------------------------------------------------
 
 function appAt(a: number): number {
-  return sb + pr[P.OFF_APPS]! + a * APP_WORDS;
+  return appBase + a * APP_WORDS;
 }
 
 function serverAt(s: number): number {
-  return sb + pr[P.OFF_SERVERS]! + s * APP_WORDS;
+  return serverBase + s * APP_WORDS;
 }
 
 /** Frees the slots a job holds at the app service and the orchestrator, then the job. */
@@ -387,7 +500,7 @@ function jobFail(j: number, cause: number): void {
 // ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
 
 function replicaAt(r: number): number {
-  return sb + pr[P.OFF_REPLICAS]! + r * pr[P.REPLICA_STRIDE]!;
+  return replicaBase + r * replicaStride;
 }
 
 function runningAt(r: number, i: number): number {
@@ -395,12 +508,15 @@ function runningAt(r: number, i: number): number {
 }
 
 function entryAt(r: number, e: number): number {
-  return replicaAt(r) + REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]! + e * ENTRY_WORDS;
+  return replicaAt(r) + entryOffset + e * ENTRY_WORDS;
 }
 
 function cacheFind(r: number, key: number): number {
-  for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
-    if (st[entryAt(r, e) + E.KEY] === key) return e;
+  const s = st;
+  const cap = pr[P.CACHE_CAP]!;
+  const at = entryAt(r, 0) + E.KEY;
+  for (let e = 0; e < cap; e++) {
+    if (s[at + e * ENTRY_WORDS] === key) return e;
   }
   return NONE;
 }
@@ -439,14 +555,16 @@ function cacheDrop(r: number, e: number): void {
 /** Evicts least-recently-used unpinned entries until `need` tokens are free. */
 function cacheMakeRoom(r: number, need: number): boolean {
   const rb = replicaAt(r);
-  while (pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]! < need) {
+  const s = st;
+  const cap = pr[P.CACHE_CAP]!;
+  while (pr[P.KV_TOKENS]! - s[rb + RP.KV_USED]! < need) {
     let victim = NONE;
     let oldest = NONE;
-    for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
-      const eb = entryAt(r, e);
-      if (st[eb + E.KEY] !== 0 && st[eb + E.PINS] === 0 && (victim === NONE || st[eb + E.LAST]! < oldest)) {
+    let eb = entryAt(r, 0);
+    for (let e = 0; e < cap; e++, eb += ENTRY_WORDS) {
+      if (s[eb + E.KEY] !== 0 && s[eb + E.PINS] === 0 && (victim === NONE || s[eb + E.LAST]! < oldest)) {
         victim = e;
-        oldest = st[eb + E.LAST]!;
+        oldest = s[eb + E.LAST]!;
       }
     }
     if (victim === NONE) return false;
@@ -498,15 +616,18 @@ function cacheStoreSession(r: number, j: number): void {
 function replicaRelease(r: number, j: number): void {
   const rb = replicaAt(r);
   const jb = jobAt(j);
+  const s = st;
+  const run = runningAt(r, 0);
+  const running = s[rb + RP.N_RUN]!;
   let w = 0;
-  for (let i = 0; i < st[rb + RP.N_RUN]!; i++) {
-    const k = st[runningAt(r, i)]!;
+  for (let i = 0; i < running; i++) {
+    const k = s[run + i]!;
     if (k !== j) {
-      st[runningAt(r, w)] = k;
+      s[run + w] = k;
       w += 1;
     }
   }
-  st[rb + RP.N_RUN] = w;
+  s[rb + RP.N_RUN] = w;
   st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
   st[jb + J.RESERVED] = 0;
   cacheUnpin(r, j);
@@ -602,35 +723,42 @@ function callDone(r: number, j: number): void {
  * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
  */
 function replicaBoundary(r: number): void {
+  const s = st;
   const rb = replicaAt(r);
-  const mode = st[rb + RP.MODE]!;
+  const run = runningAt(r, 0);
+  const mode = s[rb + RP.MODE]!;
+  // neither prefillDone nor callDone changes this replica's batch: its size is read once
+  const running = s[rb + RP.N_RUN]!;
   if (mode !== MODE.IDLE) {
-    noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
-    const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
-    for (let i = 0; i < st[rb + RP.N_RUN]!; i++) {
-      const jb = jobAt(st[runningAt(r, i)]!);
-      if (st[jb + J.PHASE] === PHASE.DECODE) {
-        st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
-      } else if (st[jb + J.ALLOC]! > 0) {
-        st[jb + J.PREFILL_LEFT] = st[jb + J.PREFILL_LEFT]! - st[jb + J.ALLOC]!;
-        st[jb + J.ALLOC] = 0;
-        if (st[jb + J.PREFILL_LEFT] === 0) prefillDone(r, st[runningAt(r, i)]!);
+    noteBusy(s[rb + RP.START]!, now, s[rb + RP.BATCH]!);
+    const n = mode === MODE.RUN ? Math.floor((now - s[rb + RP.START]!) / s[rb + RP.DUR]!) : 1;
+    for (let i = 0; i < running; i++) {
+      const jb = jobAt(s[run + i]!);
+      if (s[jb + J.PHASE] === PHASE.DECODE) {
+        s[jb + J.OUT_LEFT] = s[jb + J.OUT_LEFT]! - n;
+      } else {
+        const alloc = s[jb + J.ALLOC]!;
+        if (alloc > 0) {
+          const left = s[jb + J.PREFILL_LEFT]! - alloc;
+          s[jb + J.PREFILL_LEFT] = left;
+          s[jb + J.ALLOC] = 0;
+          if (left === 0) prefillDone(r, s[run + i]!);
+        }
       }
     }
   }
   let w = 0;
-  const running = st[rb + RP.N_RUN]!;
   for (let i = 0; i < running; i++) {
-    const j = st[runningAt(r, i)]!;
+    const j = s[run + i]!;
     const jb = jobAt(j);
-    if (st[jb + J.PHASE] === PHASE.DECODE && st[jb + J.OUT_LEFT] === 0) {
+    if (s[jb + J.PHASE] === PHASE.DECODE && s[jb + J.OUT_LEFT] === 0) {
       callDone(r, j);
     } else {
-      st[runningAt(r, w)] = j;
+      s[run + w] = j;
       w += 1;
     }
   }
-  st[rb + RP.N_RUN] = w;
+  s[rb + RP.N_RUN] = w;
   replicaAdmit(r);
   replicaPlan(r);
 }
@@ -680,39 +808,46 @@ function replicaAdmit(r: number): void {
 
 /** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
 function replicaPlan(r: number): void {
+  const s = st;
   const rb = replicaAt(r);
-  const running = st[rb + RP.N_RUN]!;
-  st[rb + RP.START] = now;
-  st[rb + RP.BATCH] = running;
+  const run = runningAt(r, 0);
+  const running = s[rb + RP.N_RUN]!;
+  s[rb + RP.START] = now;
+  s[rb + RP.BATCH] = running;
   if (running === 0) {
-    st[rb + RP.MODE] = MODE.IDLE;
-    st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
+    s[rb + RP.MODE] = MODE.IDLE;
+    s[rb + RP.GEN] = (s[rb + RP.GEN]! + 1) >>> 0;
     return;
   }
-  let budget = pr[P.CHUNK]!;
+  const chunk = pr[P.CHUNK]!;
+  let budget = chunk;
   let decoding = 0;
   let shortest = NONE;
   for (let i = 0; i < running; i++) {
-    const jb = jobAt(st[runningAt(r, i)]!);
-    if (st[jb + J.PHASE] === PHASE.DECODE) {
+    const jb = jobAt(s[run + i]!);
+    if (s[jb + J.PHASE] === PHASE.DECODE) {
       decoding += 1;
-      shortest = Math.min(shortest, st[jb + J.OUT_LEFT]!);
+      const left = s[jb + J.OUT_LEFT]!;
+      if (left < shortest) shortest = left;
     } else {
-      const alloc = Math.min(budget, st[jb + J.PREFILL_LEFT]!);
-      st[jb + J.ALLOC] = alloc;
+      const left = s[jb + J.PREFILL_LEFT]!;
+      const alloc = left < budget ? left : budget;
+      s[jb + J.ALLOC] = alloc;
       budget -= alloc;
     }
   }
-  const prefill = pr[P.CHUNK]! - budget;
+  const prefill = chunk - budget;
   if (decoding < running) {
-    st[rb + RP.MODE] = MODE.SINGLE;
-    st[rb + RP.DUR] = iterationTime(decoding, prefill);
-    replicaSchedule(r, later(1, st[rb + RP.DUR]!));
+    const dur = iterationTime(decoding, prefill);
+    s[rb + RP.MODE] = MODE.SINGLE;
+    s[rb + RP.DUR] = dur;
+    replicaSchedule(r, later(1, dur));
     return;
   }
-  st[rb + RP.MODE] = MODE.RUN;
-  st[rb + RP.DUR] = iterationTime(decoding, 0);
-  replicaSchedule(r, later(shortest, st[rb + RP.DUR]!));
+  const dur = iterationTime(decoding, 0);
+  s[rb + RP.MODE] = MODE.RUN;
+  s[rb + RP.DUR] = dur;
+  replicaSchedule(r, later(shortest, dur));
 }
 
 /**
@@ -852,7 +987,8 @@ function routePick(j: number): number {
   let best = NONE;
   let bestScore = 0;
   for (let i = 0; i < n; i++) {
-    const r = (from + i) % n;
+    // (from + i) % n, as from and i are below n (and a division takes tens of cycles)
+    const r = from + i < n ? from + i : from + i - n;
     if (!replicaUp(r)) continue;
     if (policy === POLICY.ROUND_ROBIN || policy === POLICY.RANDOM) {
       best = r;
@@ -1319,7 +1455,8 @@ function handleEvent(): void {
  */
 function nextEvent(until: number): boolean {
   const arrivalAt = st[sb + G.NEXT_ARRIVAL]!;
-  const heapAt0 = heapLen > 0 ? st[hs]! : NONE;
+  let heapAt0 = heapLen > 0 ? st[hs]! : NONE;
+  if (fifoLen > 0 && fifo[fifoHead * HEAP_WORDS]! < heapAt0) heapAt0 = fifo[fifoHead * HEAP_WORDS]!;
   if (arrivalAt <= heapAt0 && arrivalAt !== NONE) {
     if (arrivalAt >= until) return false;
     evTime = arrivalAt;
@@ -1343,6 +1480,8 @@ function stopInstance(): void {
     if (st[jobAt(j) + J.STAGE] !== STAGE.FREE) jobFail(j, R.OVERLOADED);
   }
   heapLen = 0;
+  fifoHead = 0;
+  fifoLen = 0;
 }
 
 /** Processes every event before `until` (microseconds); returns whether the instance is done. */
@@ -1350,18 +1489,23 @@ function advanceInstance(until: number): boolean {
   now = st[sb + G.NOW]!;
   heapLen = st[sb + G.HEAP_LEN]!;
   heapSeq = st[sb + G.SEQ]!;
+  fifoHead = 0;
+  fifoLen = 0;
   // counted here, added to R.EVENTS once (a double: exact far past 2^32)
   let events = 0;
   while (st[sb + G.DONE] === 0 && nextEvent(until)) {
     now = evTime;
     events += 1;
-    handleEvent();
+    // an arrival (every other event in a queue) skips handleEvent's switch: one call fewer
+    if (evKind === EV.ARRIVAL) arrival();
+    else handleEvent();
     if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
   const high = Math.floor(events / 0x100000000);
   add64(R.EVENTS, events - high * 0x100000000);
   st[result(R.EVENTS) + 1] = (st[result(R.EVENTS) + 1]! + high) >>> 0;
+  fifoFlush();
   st[sb + G.NOW] = now;
   st[sb + G.HEAP_LEN] = heapLen;
   st[sb + G.SEQ] = heapSeq;
@@ -1375,7 +1519,10 @@ function initInstance(seed: number, instance: number): void {
   now = 0;
   heapLen = 0;
   heapSeq = 0;
+  fifoHead = 0;
+  fifoLen = 0;
   st[sb + G.KEY] = instanceKey(seed, instance);
+  randomKey = st[sb + G.KEY]! | 0;
   for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
     st[jobAt(j) + J.NEXT] = j + 1 < pr[P.JOB_CAP]! ? j + 1 : NONE;
   }
@@ -1391,6 +1538,7 @@ function initInstance(seed: number, instance: number): void {
     if (failureWord(f, FAILURE.MODE) === FAIL_MODE.HANG) heapPush(failureWord(f, FAILURE.DETECT_AT), EV.FAIL_DETECT, f, 0);
     heapPush(failureWord(f, FAILURE.TO), EV.FAIL_END, f, 0);
   }
+  fifoFlush();
   st[sb + G.HEAP_LEN] = heapLen;
   st[sb + G.SEQ] = heapSeq;
 }
@@ -1413,6 +1561,15 @@ function bind(buffers: EngineBuffers, instance: number): void {
   rs = sb + pr[P.OFF_RESULT]!;
   js = sb + pr[P.OFF_JOBS]!;
   hs = sb + pr[P.OFF_HEAP]!;
+  randomKey = st[sb + G.KEY]! | 0;
+  appBase = sb + pr[P.OFF_APPS]!;
+  serverBase = sb + pr[P.OFF_SERVERS]!;
+  replicaBase = sb + pr[P.OFF_REPLICAS]!;
+  replicaStride = pr[P.REPLICA_STRIDE]!;
+  entryOffset = REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]!;
+  heapCap = pr[P.HEAP_CAP]!;
+  fifoDelay = pr[P.TIMEOUT]!;
+  if (fifo.length < heapCap * HEAP_WORDS) fifo = new Uint32Array(heapCap * HEAP_WORDS);
 }
 
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */
