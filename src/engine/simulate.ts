@@ -225,6 +225,20 @@ function heapPush(time: number, kind: number, id: number, tag: number): void {
     fifoPush(time, seq, ((kind << 24) | id) >>> 0, tag);
     return;
   }
+  const s = st;
+  const at = heapAt(heapSiftUp(n, time, seq));
+  s[at] = time;
+  s[at + 1] = seq;
+  s[at + 2] = ((kind << 24) | id) >>> 0;
+  s[at + 3] = tag;
+  heapLen = n + 1;
+}
+
+/**
+ * Moves the entries above slot `n` down until (time, seq) fits there; returns its slot.
+ * (TypeScript only: heapPush and fifoFlush both insert; the kernel's heapPush has it inline.)
+ */
+function heapSiftUp(n: number, time: number, seq: number): number {
   // the state array in a local: a loop re-reads a module variable on every turn
   const s = st;
   let i = n;
@@ -240,12 +254,7 @@ function heapPush(time: number, kind: number, id: number, tag: number): void {
     s[at + 3] = s[pa + 3]!;
     i = parent;
   }
-  const at = heapAt(i);
-  s[at] = time;
-  s[at + 1] = seq;
-  s[at + 2] = ((kind << 24) | id) >>> 0;
-  s[at + 3] = tag;
-  heapLen = n + 1;
+  return i;
 }
 
 /** Removes the earliest event into evTime, evKind, evId, evTag. */
@@ -321,20 +330,7 @@ function fifoFlush(): void {
     fifoHead = fifoHead + 1 < heapCap ? fifoHead + 1 : 0;
     const time = fifo[f]!;
     const seq = fifo[f + 1]!;
-    let i = heapLen;
-    while (i > 0) {
-      const parent = (i - 1) >>> 1;
-      const pa = heapAt(parent);
-      const t = s[pa]!;
-      if (t < time || (t === time && s[pa + 1]! < seq)) break;
-      const at = heapAt(i);
-      s[at] = t;
-      s[at + 1] = s[pa + 1]!;
-      s[at + 2] = s[pa + 2]!;
-      s[at + 3] = s[pa + 3]!;
-      i = parent;
-    }
-    const at = heapAt(i);
+    const at = heapAt(heapSiftUp(heapLen, time, seq));
     s[at] = time;
     s[at + 1] = seq;
     s[at + 2] = fifo[f + 2]!;
