@@ -6,9 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ServesimError } from '../errors.js';
-import type { EngineConfig } from '../engine/compile.js';
 import { layoutConstants } from '../engine/layout.js';
-import { shapeOf, type Shape } from '../engine/shape.js';
 import { streamSalts } from '../engine/rng.js';
 import { WGSL_LINEAR_INDEX } from './dispatch.js';
 
@@ -71,10 +69,8 @@ function generatedConstants(): string {
   return lines.join('\n');
 }
 
-/** The pipeline constants of kernels/simulate.wgsl that give a configuration's shape (src/engine/shape.ts). */
-export function shapeConstants(config: EngineConfig): Shape {
-  return shapeOf(config);
-}
+/** The pipeline constants of kernels/simulate.wgsl that give a configuration's shape. */
+export { shapeOf as shapeConstants } from '../engine/shape.js';
 
 let cached: string | undefined;
 

@@ -17,7 +17,7 @@ import { ServesimError } from '../errors.js';
 import { problemFromObject } from '../problem/parse.js';
 import { engineMeta } from '../run/run.js';
 import type { EngineChoice } from '../run/types.js';
-import { runPoints } from '../sweep/run.js';
+import { runPoints } from '../run/points.js';
 import { encodeSummary, type ChunkData, type ChunkResult, type EncodedSummary } from './chunks.js';
 import { CHUNK_QUEUE, connectRedis, CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS, QUEUE_PREFIX, redactUrl, sweepKey } from './connection.js';
 

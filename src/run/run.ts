@@ -1,28 +1,17 @@
 /**
  * Runs a problem's cases over many seeds and aggregates each case (docs/model.md section 6):
- * the cases are one batch per shape (src/run/batches.ts).
+ * one grid point of src/run/points.ts, its cases one batch per shape.
  */
 import type { Problem } from '../model/problem.js';
-import { compile, type EngineConfig } from '../engine/compile.js';
-import { decodeResult } from '../engine/result.js';
 import { selectCases } from '../problem/parse.js';
-import { configurationCost, summarize } from '../model/summarize.js';
 import { ServesimError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import type { RunMeta, RunOptions, RunResult } from './types.js';
-import type { InstanceResult } from '../model/result.js';
-import { runItems, type BatchUsed } from './batches.js';
+import type { CaseSummary } from '../model/summary.js';
+import type { BatchUsed } from './batches.js';
+import { runPoints } from './points.js';
 
 export { closeEngines, pool } from './batches.js';
-
-/** Each instance's decoded record, `config.resultWords` words each. */
-export function decodeRecords(config: EngineConfig, records: Uint32Array): InstanceResult[] {
-  const out: InstanceResult[] = [];
-  for (let i = 0; i < records.length / config.resultWords; i++) {
-    out.push(decodeResult(config, records.subarray(i * config.resultWords, (i + 1) * config.resultWords)));
-  }
-  return out;
-}
 
 /** What a run's meta says of the engines: the one that ran the largest batch, why, and every batch. */
 export function engineMeta(batches: readonly BatchUsed[]): Pick<RunMeta, 'engine' | 'adapter' | 'threads' | 'choice' | 'note' | 'batches'> {
@@ -40,23 +29,16 @@ export function engineMeta(batches: readonly BatchUsed[]): Pick<RunMeta, 'engine
 }
 
 export async function runProblem(problem: Problem, options: RunOptions): Promise<RunResult> {
-  const scenarios = selectCases(problem, options.caseNames ?? 'all');
-  if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
-  const configs = scenarios.map((scenario) => compile(problem, scenario));
-  const total = scenarios.length * options.seeds;
-  // arrivals an instance of each case simulates, warm-up included, for a rate on the progress bar
-  const perInstance = scenarios.map((s) => problem.traffic.rate * s.rateScale * ((problem.traffic.warmup + problem.traffic.duration) / 1e6));
-  const meanArrivals = perInstance.reduce((a, b) => a + b, 0) / Math.max(1, perInstance.length);
-  const records: Uint32Array[] = [];
-  const batches = await runItems(configs.map((config) => ({ config, seed: options.baseSeed, seeds: options.seeds })), {
-    engine: options.engine,
+  const caseNames = selectCases(problem, options.caseNames ?? 'all').map((c) => c.name);
+  const total = caseNames.length * options.seeds;
+  let rows: readonly CaseSummary[] = [];
+  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, baseSeed: options.baseSeed, engine: options.engine }, {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
-    onProgress: (done) => options.onProgress?.({ instancesDone: done, instancesTotal: total, arrivalsDone: done * meanArrivals }),
-    onItem: (item, r) => (records[item] = r),
+    onPoint: (_, summaries) => void (rows = summaries),
+    onProgress: (instancesDone, arrivalsDone) => options.onProgress?.({ instancesDone, instancesTotal: total, arrivalsDone }),
   });
-  const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
-  const cost = configurationCost(problem);
-  const rows = scenarios.map((scenario, i) => summarize(scenario.name, problem.goals, problem.confidence, decodeRecords(configs[i]!, records[i]!), timeout, cost));
+  if (error !== null) throw error;
+  if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
   return {
     problem,
     rows,
