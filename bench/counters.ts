@@ -1,14 +1,16 @@
 /**
- * This checkout's reference engine against the one at git revision BASE, both in this one
- * process: BASE's src is built (types unchecked) into a temporary folder under
+ * This checkout's reference engine against another, both in this one process: the other's src
+ * (git revision BASE's, or this checkout's with a patch applied) is built (types unchecked) into a temporary folder under
  * node_modules/.cache, so its imports of npm packages resolve to this checkout's, and each
  * engine runs the same instances, alternating rounds, the better of each engine's rounds timed.
  *
- *   npm run bench:counters [-- BASE]     what the metrics' counters (TTFT, TPOT, goodput, per
- *                                        component loads and waits: issue 13) cost per event.
- *                                        BASE defaults to 4e55066, the last commit before them;
- *                                        the records' layout differs, the events must not
- *                                        (checked). Writes bench/results/counters.md.
+ *   npm run bench:counters               what the metrics' counters (TTFT, TPOT, goodput, per
+ *                                        component loads and waits: issue 13) cost per event:
+ *                                        this checkout's engine against itself with
+ *                                        bench/without-counters.patch applied (the counters'
+ *                                        statements taken out), both built alike; the events
+ *                                        must be the same (checked). Writes
+ *                                        bench/results/counters.md.
  *   npm run bench:reference [-- BASE]    how much faster this checkout's reference engine is
  *                                        (issue 14); BASE defaults to HEAD. The timed runs' and
  *                                        an equality matrix's records (problems, routing
@@ -20,7 +22,7 @@
  * Asserts nothing else; the ratios are from one run of a noisy machine (two cores, shared).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
@@ -99,10 +101,21 @@ const current: Engine = {
   },
 };
 
-/** Revision `base`'s src, compiled into `dir`. */
-async function baseEngine(base: string, dir: string): Promise<Engine> {
-  const tar = execFileSync('git', ['-C', root, 'archive', base, 'src'], { maxBuffer: 1 << 28 });
-  execFileSync('tar', ['-x', '-C', dir], { input: tar });
+/** Where the other engine's src comes from: a git revision, or this checkout's with a patch applied. */
+type Origin = { readonly revision: string } | { readonly patch?: string };
+
+/** The other engine's src, compiled into `dir`. */
+async function otherEngine(origin: Origin, dir: string): Promise<Engine> {
+  if ('revision' in origin) {
+    const tar = execFileSync('git', ['-C', root, 'archive', origin.revision, 'src'], { maxBuffer: 1 << 28 });
+    execFileSync('tar', ['-x', '-C', dir], { input: tar });
+  } else {
+    cpSync(join(root, 'src'), join(dir, 'src'), { recursive: true });
+  }
+  if ('patch' in origin && origin.patch !== undefined) {
+    // --forward: a patch that no longer applies fails here, naming the file, rather than half-applying
+    execFileSync('patch', ['--forward', '--batch', '-p1', '-d', dir, '-i', join(root, origin.patch)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const entries = readdirSync(join(dir, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(dir, 'src', f));
   execFileSync(join(root, 'node_modules/.bin/tsc'), [
     '--noCheck', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022',
@@ -154,51 +167,59 @@ function workLabel(work: Work): string {
   return [label(name, work.sets), work.caseName === 'as-given' ? '' : `(${work.caseName})`, ...patch].filter((s) => s !== '').join(' ');
 }
 
-/** Times both engines on the same instances, alternating; the better of each engine's rounds. */
-function race(old: Engine, work: Work, instances: number, rounds: number) {
-  const config = current.configOf(work);
+/**
+ * Times both engines on the same instances, alternating which goes first; the better of each
+ * engine's rounds. `fresh` defaults to this checkout's engine as the project builds it.
+ */
+function race(old: Engine, work: Work, instances: number, rounds: number, fresh: Engine = current) {
+  const config = fresh.configOf(work);
   const oldConfig = old.configOf(work);
   // warm both engines' code on other instances first
   old.run(oldConfig, 1, 1000, 2);
-  runReference(config, 1, 1000, 2);
+  fresh.run(config, 1, 1000, 2);
   let before = Infinity;
   let now = Infinity;
   let oldRecords: Uint32Array = new Uint32Array(0);
   let newRecords: Uint32Array = new Uint32Array(0);
+  const runOld = () => (before = Math.min(before, seconds(() => (oldRecords = old.run(oldConfig, 1, 0, instances)))));
+  const runNew = () => (now = Math.min(now, seconds(() => (newRecords = fresh.run(config, 1, 0, instances)))));
   for (let round = 0; round < rounds; round++) {
-    before = Math.min(before, seconds(() => (oldRecords = old.run(oldConfig, 1, 0, instances))));
-    now = Math.min(now, seconds(() => (newRecords = runReference(config, 1, 0, instances))));
+    if (round % 2 === 0) {
+      runOld();
+      runNew();
+    } else {
+      runNew();
+      runOld();
+    }
   }
   return { config, oldConfig, oldRecords, newRecords, before, now };
 }
 
 // ---- bench:counters -----------------------------------------------------------------------------
 
-/** The commit before the counters: the engines as they were. */
-const COUNTERS_BASE = '4e55066';
+const WITHOUT_COUNTERS = 'bench/without-counters.patch';
 const COUNTERS_WORK: { work: Work; instances: number }[] = [
-  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 48 },
-  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 256 },
+  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 128 },
+  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 128 },
 ];
-const COUNTERS_ROUNDS = 5;
+const COUNTERS_ROUNDS = 9;
 
-function countersReport(old: Engine, base: string): string {
+function countersReport(without: Engine, withCounters: Engine): string {
   const lines = [
     '# What the metrics\' counters cost per event',
     '',
-    `Command: \`npm run bench:counters -- ${base}\` (the reference engine at ${base} against this checkout's, one thread, ${COUNTERS_ROUNDS} alternating rounds; the better of each engine's rounds).`,
+    `Command: \`npm run bench:counters\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run in one process on one thread, ${COUNTERS_ROUNDS} rounds alternating which goes first; the better of each engine's rounds. The events are checked equal.`,
     '',
-    `"now" is this checkout's engine with all that changed since ${base}, not the counters alone: issue 14's speed work too (bench/results/reference-speed.md).`,
-    '',
-    '| work | instances | events | before, s | now, s | now / before |',
+    '| work | instances | events | without counters, s | with counters, s | with / without |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const { work, instances } of COUNTERS_WORK) {
-    const r = race(old, work, instances, COUNTERS_ROUNDS);
-    const oldEvents = total(r.oldRecords, r.oldConfig.resultWords, old.constants.R_EVENTS!);
-    const events = total(r.newRecords, r.config.resultWords, current.constants.R_EVENTS!);
-    if (oldEvents !== events) throw new Error(`${workLabel(work)}: ${events} events now, ${oldEvents} at ${base}: not the same simulation`);
+    process.stderr.write(`bench: timing ${workLabel(work)} ...\n`);
+    const r = race(without, work, instances, COUNTERS_ROUNDS, withCounters);
+    const oldEvents = total(r.oldRecords, r.oldConfig.resultWords, without.constants.R_EVENTS!);
+    const events = total(r.newRecords, r.config.resultWords, withCounters.constants.R_EVENTS!);
+    if (oldEvents !== events) throw new Error(`${workLabel(work)}: ${events} events with the counters, ${oldEvents} without: not the same simulation`);
     lines.push(`| ${workLabel(work)} | ${instances} | ${events.toLocaleString('en')} | ${r.before.toFixed(3)} | ${r.now.toFixed(3)} | ${(r.now / r.before).toFixed(3)} |`);
   }
   return lines.join('\n') + '\n';
@@ -337,19 +358,28 @@ function referenceReport(old: Engine, base: string): string {
   ].join('\n') + '\n';
 }
 
+/** A temporary folder under node_modules/.cache, so that built src resolves npm packages to this checkout's. */
+function scratch(): string {
+  mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
+  return mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
+}
+
 async function main(): Promise<void> {
   const reference = process.argv.includes('--reference');
-  const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? (reference ? 'HEAD' : COUNTERS_BASE);
-  mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
-  const dir = mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
+  const dirs = [scratch(), scratch()];
   try {
-    const old = await baseEngine(base, dir);
-    const text = reference ? referenceReport(old, base) : countersReport(old, base);
+    let text: string;
+    if (reference) {
+      const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
+      text = referenceReport(await otherEngine({ revision: base }, dirs[0]!), base);
+    } else {
+      text = countersReport(await otherEngine({ patch: WITHOUT_COUNTERS }, dirs[0]!), await otherEngine({}, dirs[1]!));
+    }
     mkdirSync(join(root, 'bench/results'), { recursive: true });
     writeFileSync(join(root, `bench/results/${reference ? 'reference-speed' : 'counters'}.md`), text);
     process.stdout.write(text);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 
