@@ -4,6 +4,7 @@
  *
  * Times are integer microseconds, token counts integers (docs/model.md section 7).
  */
+import type { Trace } from './trace.js';
 
 /** A distribution of integer values (microseconds or tokens). */
 export type Distribution =
@@ -70,13 +71,21 @@ export function goalsInMilliseconds(goals: Goals): GoalsInMilliseconds {
   };
 }
 
+
 export interface Traffic {
-  /** Arrivals per second (Poisson). */
+  /**
+   * Arrivals per second (Poisson); with a trace, its mean rate (requests / span x rateScale),
+   * for the limits and for display: the trace's own times set the arrivals.
+   */
   readonly rate: number;
   /** Measured window, microseconds. */
   readonly duration: number;
   /** Warm-up before the measured window, microseconds. */
   readonly warmup: number;
+  /** The request trace replayed instead of Poisson arrivals, or null. */
+  readonly trace: Trace | null;
+  /** How much faster than recorded the trace is replayed (1: as recorded); 1 without a trace. */
+  readonly rateScale: number;
 }
 
 /** A shared prompt prefix (system prompt and tool schemas). */

@@ -235,7 +235,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
     },
     confidence: file.confidence,
     seed: file.seed,
-    traffic: { rate: file.traffic.rate, duration, warmup },
+    traffic: { rate: file.traffic.rate, duration, warmup, trace: null, rateScale: 1 },
     workload: workloadOf(file),
     lb: file.lb ?? null,
     app: file.app ?? null,
