@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ServesimError } from '../src/errors.js';
 import { parseCost } from '../src/hint/cost.js';
 import type { Problem } from '../src/model/problem.js';
+import type { Trace } from '../src/model/trace.js';
 import { BUILTIN_CASE_NAMES, LIMITS } from '../src/problem/limits.js';
 import { settablePaths } from '../src/problem/overrides.js';
 import { parseProblem, problemFromObject } from '../src/problem/parse.js';
@@ -581,9 +582,31 @@ function unnamed(err: ServesimError): string | undefined {
 }
 
 /** Numbers of the typed Problem that may be fractional; every other one is a u32 word. */
-const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence', 'boundedLoad', 'alpha', 'prefillRate', 'factor', 'scale', 'rateScale']);
+const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence', 'boundedLoad', 'alpha', 'prefillRate', 'factor', 'scale', 'rateScale', 'pricePerHour']);
 /** Reals the engines keep as thousandths in a u32 word. */
 const MILLI_FIELDS = new Set(['boundedLoad', 'alpha', 'factor']);
+
+/** Traces found sound: parsed once per file, the same object comes back input after input. */
+const soundTraces = new WeakSet<Trace>();
+
+/** What src/model/trace.ts promises of a Trace, checked column by column; undefined when it holds. */
+function traceFault(t: Trace): string | undefined {
+  if (soundTraces.has(t)) return undefined;
+  const n = t.requests;
+  const columns = [t.at, t.input, t.output, t.parent, t.shared, t.routeKey];
+  if (n < 1 || columns.some((c) => c.length !== n)) return `${n} requests, columns of ${columns.map((c) => c.length).join(', ')}`;
+  for (let i = 0; i < n; i++) {
+    const at = t.at[i]!;
+    const parent = t.parent[i]!;
+    if (!Number.isInteger(at) || at < 0 || (i > 0 && at < t.at[i - 1]!)) return `at[${i}] = ${at}`;
+    if (t.input[i]! < 1 || t.output[i]! < 1) return `request ${i}: input ${t.input[i]}, output ${t.output[i]}`;
+    if (parent < -1 || parent >= i) return `parent[${i}] = ${parent}`;
+    const most = parent < 0 ? 0 : Math.min(t.input[i]!, t.input[parent]!);
+    if (t.shared[i]! > most) return `shared[${i}] = ${t.shared[i]}, over ${most}`;
+  }
+  soundTraces.add(t);
+  return undefined;
+}
 
 /**
  * What problems/README.md and the engines' u32 parameter block promise of a typed Problem.
@@ -592,7 +615,10 @@ const MILLI_FIELDS = new Set(['boundedLoad', 'alpha', 'factor']);
 function problemFault(p: Problem): string | undefined {
   const faults: string[] = [];
   const walk = (x: unknown, path: string, key: string): void => {
-    if (typeof x === 'number') {
+    if (path === 'traffic.trace' && x !== null) {
+      const why = traceFault(x as Trace);
+      if (why !== undefined) faults.push(`${path}: ${why}`);
+    } else if (typeof x === 'number') {
       if (!Number.isFinite(x) || x < 0) faults.push(`${path} = ${x}`);
       else if (MILLI_FIELDS.has(key) && Math.round(x * 1000) > 0xffffffff) faults.push(`${path} = ${x}: x1000 overflows a u32`);
       else if (!REAL_FIELDS.has(key) && !(Number.isInteger(x) && x <= 0xffffffff)) faults.push(`${path} = ${x}: not a u32`);

@@ -74,6 +74,20 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     failures: [failure('gpu')],
     scenarios: scenarios('tools', 'gpu'),
   },
+  // a replayed trace (a shipped one: an object may only name those), with traffic.rateScale
+  trace: {
+    id: 'trace',
+    ...common,
+    traffic: { trace: 'traces/mooncake-conversation.jsonl', rateScale: 2, duration: '30s', warmup: '5s' },
+    workload: { kind: 'request' },
+    lb: { overhead: '1ms' },
+    app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
+    router: { policy: 'prefix-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16 },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
+    failures: [failure('gpu')],
+    // a trace's arrivals have no Poisson rate to burst
+    scenarios: { [CASE]: { rateScale: 1.5, slowdown: { target: 'gpu', factor: 2, from: '5s', to: '25s' }, failures: [failure('gpu')] } },
+  },
   job: {
     id: 'job',
     ...common,

@@ -6,6 +6,7 @@
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
 import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
+import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
 import { DEFAULT_KV_TOKENS, listPrice } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
@@ -31,8 +32,8 @@ const DEFAULT_WARMUP: Readonly<Record<Kind, number>> = {
 
 /**
  * Missing and unwanted components, judged on the raw file so they are reported together with
- * the field errors rather than one round later; and a case named `__proto__` (a JSON key),
- * which zod's records skip without a word.
+ * the field errors rather than one round later; what a trace (traffic.trace) rules in and out;
+ * and a case named `__proto__` (a JSON key), which zod's records skip without a word.
  */
 export function componentIssues(raw: unknown): FieldIssue[] {
   if (!isPlainObject(raw)) return [];
@@ -40,7 +41,49 @@ export function componentIssues(raw: unknown): FieldIssue[] {
   const proto: FieldIssue[] = isPlainObject(scenarios) && Object.hasOwn(scenarios, '__proto__')
     ? [{ path: 'scenarios.__proto__', message: '"__proto__" is not a valid name: must be lower-case words joined by -' }]
     : [];
-  return [...proto, ...componentsOf(raw)];
+  return [...proto, ...componentsOf(raw), ...traceIssues(raw)];
+}
+
+/** The request workload's fields a trace gives itself, request by request. */
+const TRACE_GIVES = ['prefixes', 'share', 'suffix', 'unique', 'output'] as const;
+
+/**
+ * With a trace: no traffic.rate (the trace sets the arrivals), a bare `{kind: request}` workload
+ * (the trace gives each prompt and output), no case bursts (no Poisson rate to burst). Without
+ * one: traffic.rate required, traffic.rateScale refused.
+ */
+function traceIssues(raw: Record<string, unknown>): FieldIssue[] {
+  const traffic = raw['traffic'];
+  if (!isPlainObject(traffic)) return [];
+  const out: FieldIssue[] = [];
+  if (traffic['trace'] === undefined) {
+    if (traffic['rate'] === undefined) out.push({ path: 'traffic.rate', message: 'required (or traffic.trace, to replay a request trace)' });
+    if (traffic['rateScale'] !== undefined) {
+      out.push({ path: 'traffic.rateScale', message: "only means something with traffic.trace (a trace's replay speed); scale Poisson arrivals with traffic.rate or a case's rateScale" });
+    }
+    return out;
+  }
+  if (traffic['rate'] !== undefined) out.push({ path: 'traffic.rate', message: 'a trace sets the arrivals; traffic.rateScale speeds it up' });
+  const workload = raw['workload'];
+  if (isPlainObject(workload)) {
+    const kind = workload['kind'];
+    if (kind !== 'request' && typeof kind === 'string' && (WORKLOAD_KINDS as readonly string[]).includes(kind)) {
+      out.push({ path: 'workload.kind', message: `a trace replays single model calls: it takes a request workload ({kind: request}), not ${kind}` });
+    } else if (kind === 'request') {
+      for (const field of TRACE_GIVES) {
+        if (workload[field] !== undefined) out.push({ path: `workload.${field}`, message: "the trace gives each request's prompt and output: leave it out" });
+      }
+    }
+  }
+  const scenarios = raw['scenarios'];
+  if (isPlainObject(scenarios)) {
+    for (const [name, change] of Object.entries(scenarios)) {
+      if (isPlainObject(change) && change['burst'] !== undefined && change['burst'] !== null) {
+        out.push({ path: `scenarios.${name}.burst`, message: "a trace's arrivals have no Poisson rate to burst; use the case's rateScale" });
+      }
+    }
+  }
+  return out;
 }
 
 function componentsOf(raw: Record<string, unknown>): FieldIssue[] {
@@ -130,8 +173,18 @@ function longestTimes(file: ProblemFile): Map<Target, number> {
   return out;
 }
 
-/** Checks of the workload against the pool that must serve it. */
-function workloadIssues(file: ProblemFile): FieldIssue[] {
+/** The smallest request of a trace, prompt + output tokens, and its index. */
+function smallestRequest(trace: Trace): { tokens: number; index: number } {
+  let best = { tokens: Infinity, index: 0 };
+  for (let i = 0; i < trace.requests; i++) {
+    const tokens = trace.input[i]! + trace.output[i]!;
+    if (tokens < best.tokens) best = { tokens, index: i };
+  }
+  return best;
+}
+
+/** Checks of the workload (or the trace that replaces it) against the pool that must serve it. */
+function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
   const out: FieldIssue[] = [];
   const w = file.workload;
   if (w.kind === 'request' && w.share > 0 && w.prefixes.length === 0) {
@@ -154,7 +207,16 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
     : undefined;
   let parts: readonly Part[] = [];
   let what = '';
-  if (w.kind === 'request') {
+  if (trace !== null) {
+    // as for a workload: when even the smallest request cannot fit the cache, none can
+    const smallest = smallestRequest(trace);
+    if (smallest.tokens > kv) {
+      out.push({
+        path: 'gpu.kvTokens',
+        message: `${kvText(file.gpu)} cannot hold the smallest request of ${trace.file} (request ${smallest.index + 1}, prompt + output), ${smallest.tokens} tokens`,
+      });
+    }
+  } else if (w.kind === 'request') {
     const shared: Part[] | undefined = w.share > 0 && smallestPrefix !== undefined ? [smallestPrefix, ['workload.suffix', floorOf(w.suffix)]] : undefined;
     const unique: Part[] | undefined = w.share < 1 ? [['workload.unique', floorOf(w.unique)]] : undefined;
     const prompt = shared === undefined || (unique !== undefined && sum(unique) < sum(shared)) ? unique : shared;
@@ -170,7 +232,10 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
     out.push({ path: 'gpu.kvTokens', message: `${kvText(file.gpu)} cannot hold ${what}, ${least} tokens (${terms})` });
   }
   // each replica indexes its cached contexts; the smallest one decides how many fit
-  const smallest = w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
+  // a trace's cached entries can be as small as one block (compile.ts sizes CACHE_CAP so)
+  const smallest = trace !== null
+    ? (['a block of traffic.trace', TRACE_BLOCK_TOKENS] as const)
+    : w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
   const entries = smallest === undefined ? 0 : cacheEntries(kv, smallest[1], slots);
   if (smallest !== undefined && entries > LIMITS.cacheEntries) {
     out.push({
@@ -186,9 +251,20 @@ function workloadIssues(file: ProblemFile): FieldIssue[] {
  * The typed Problem, or the issues that stop it. `casesGiven`: whether the file listed its
  * cases (otherwise its own scenarios join the built-in four).
  */
-export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?: Problem; issues: FieldIssue[] } {
-  const issues: FieldIssue[] = [...workloadIssues(file)];
+export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trace | null = null): { problem?: Problem; issues: FieldIssue[] } {
+  const issues: FieldIssue[] = [...workloadIssues(file, trace)];
   const kind = file.workload.kind;
+  const rateScale = trace === null ? 1 : (file.traffic.rateScale ?? 1);
+  const span = trace === null ? 0 : traceSpan(trace);
+  if (trace !== null && span === 0) {
+    const what = trace.requests === 1 ? 'has one request' : `has ${trace.requests} requests all at the same time`;
+    return { issues: [...issues, { path: 'traffic.trace', message: `${trace.file} ${what}: a trace needs requests at two different times at least` }] };
+  }
+  if (trace === null && file.traffic.rate === undefined) {
+    return { issues: [...issues, { path: 'traffic.rate', message: 'required (or traffic.trace, to replay a request trace)' }] };
+  }
+  // with a trace, its mean rate at the replay's speed: for the limits and for display
+  const rate = trace === null ? file.traffic.rate! : (trace.requests / (span / 1e6)) * rateScale;
   const warmup = file.traffic.warmup ?? DEFAULT_WARMUP[kind];
   const duration = file.traffic.duration;
 
@@ -212,7 +288,8 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
   const ctx: CaseContext = {
     warmup,
     duration,
-    rate: file.traffic.rate,
+    rate,
+    trace: trace === null ? null : { file: trace.file, span, scale: rateScale, scaleGiven: file.traffic.rateScale !== undefined },
     replicas,
     dependency: kind === 'job' ? 'server' : 'gpu',
     killTarget: killTargetOf(replicas),
@@ -235,7 +312,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean): { problem?
     },
     confidence: file.confidence,
     seed: file.seed,
-    traffic: { rate: file.traffic.rate, duration, warmup, trace: null, rateScale: 1 },
+    traffic: { rate, duration, warmup, trace, rateScale },
     workload: workloadOf(file),
     lb: file.lb ?? null,
     app: file.app ?? null,

@@ -70,6 +70,12 @@ export const LIMITS = {
   cacheEntries: 4096,
   /** The seed feeds a counter-based generator keyed by u32 words. */
   seed: 0xffff_ffff,
+  /**
+   * Bytes of a request trace (traffic.trace): read whole and parsed in memory. Mooncake's
+   * conversation trace (12,031 requests, an hour) is 3 MB; an Azure CSV line is about 40 bytes,
+   * so this holds millions of requests, far more than one instance simulates.
+   */
+  traceBytes: 256 * 1024 * 1024,
 } as const;
 
 export const HORIZON_TEXT = '4000s';

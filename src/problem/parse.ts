@@ -5,15 +5,19 @@
  * field and, for text input, its line.
  */
 import { closeSync, constants, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Composer, CST, isAlias, isScalar, Lexer, LineCounter, Parser, visit, type Document } from 'yaml';
 import { invalidProblem, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
+import type { Trace } from '../model/trace.js';
+import { packageRoot } from '../package-root.js';
 import { depthText, INPUT_LIMITS, nodesText, shapeExcess } from './bounds.js';
 import { buildProblem, componentIssues } from './build.js';
 import { fieldIssues } from './issues.js';
 import { applyOverrides, overrideFor } from './overrides.js';
 import { isPlainObject, parsePath } from './schema-walk.js';
 import { problemFileSchema } from './schema.js';
+import { loadTrace, TRACE_FIELD } from './trace.js';
 
 export { selectCases } from './scenarios.js';
 
@@ -234,7 +238,63 @@ function locate(issues: readonly FieldIssue[], sets: readonly string[], lineOf: 
   });
 }
 
-function validate(raw: unknown, sets: readonly string[], source: string | undefined, lineOf: LineOf | undefined): Problem {
+/**
+ * Where a relative `traffic.trace` resolves: `file`, the folder of the problem file that wrote
+ * it; `set`, the folder a `--set traffic.trace=FILE` is relative to (the working directory).
+ */
+export interface TraceDirs {
+  readonly file: string;
+  readonly set: string;
+}
+
+/** servesim's problems/ folder, where a problem sent as an object finds its trace. */
+function problemsDir(): string | undefined {
+  const root = packageRoot();
+  return root === null ? undefined : join(root.dir, 'problems');
+}
+
+const INSIDE_PROBLEMS = "must be a relative path inside servesim's problems/ folder, e.g. traces/mooncake-conversation.jsonl: a problem sent as an object (an HTTP request, a queue message, a sweep) names only the traces shipped there";
+
+/**
+ * The file a `traffic.trace` names, or the issue that stops it. With `dirs`, a relative path
+ * resolves against the folder of whoever wrote it (the problem file, or --set); without (a
+ * problem sent as an object), only a relative path inside problems/ is taken.
+ */
+function tracePath(written: string, fromSet: boolean, dirs: TraceDirs | undefined): { path: string } | { issue: FieldIssue } {
+  const issue = (message: string): { issue: FieldIssue } => ({ issue: { path: TRACE_FIELD, message } });
+  if (written.includes('\0')) return issue('must be a file path (got a NUL character)');
+  if (dirs !== undefined) return { path: resolve(fromSet ? dirs.set : dirs.file, written) };
+  const parts = written.split(/[\\/]/);
+  if (isAbsolute(written) || /^[A-Za-z]:/.test(written) || written.startsWith('\\') || parts.includes('..')) return issue(`${INSIDE_PROBLEMS}; got ${JSON.stringify(written)}`);
+  const dir = problemsDir();
+  if (dir === undefined) return issue("servesim's package.json is not found: the shipped traces live next to it, in problems/");
+  const path = resolve(dir, written);
+  const rel = relative(dir, path);
+  if (rel === '' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return issue(`${INSIDE_PROBLEMS}; got ${JSON.stringify(written)}`);
+  return { path };
+}
+
+/**
+ * The trace the problem names, or the issue that stops it (a path refused, a file that cannot
+ * be read or parsed); one too large is SERVESIM_INPUT_TOO_LARGE, as a problem file would be.
+ */
+function traceOf(written: string, sets: readonly string[], dirs: TraceDirs | undefined, source: string | undefined): { trace: Trace } | { issue: FieldIssue } {
+  const where = tracePath(written, overrideFor(TRACE_FIELD, sets) !== undefined, dirs);
+  if ('issue' in where) return where;
+  try {
+    return { trace: loadTrace(where.path, written) };
+  } catch (err) {
+    if (!(err instanceof ServesimError) || err.path !== TRACE_FIELD) throw err;
+    const message = err.message.slice(TRACE_FIELD.length + 2);
+    // an object's trace is looked for in problems/, wherever the caller found the object
+    const looked = dirs === undefined && err.code === 'SERVESIM_FILE_UNREADABLE' ? " (a problem sent as an object names a trace inside servesim's problems/ folder)" : '';
+    const issue = { path: TRACE_FIELD, message: `${message}${looked}` };
+    if (err.code === 'SERVESIM_INPUT_TOO_LARGE') throw tooLarge(source, issue);
+    return { issue };
+  }
+}
+
+function validate(raw: unknown, sets: readonly string[], source: string | undefined, lineOf: LineOf | undefined, dirs: TraceDirs | undefined): Problem {
   const input = applyOverrides(raw, sets);
   if (!isPlainObject(input)) {
     throw invalidProblem([{ path: '(problem)', message: 'must be a mapping of fields (id, goals, traffic, workload, ...)' }], source);
@@ -245,28 +305,48 @@ function validate(raw: unknown, sets: readonly string[], source: string | undefi
     if (!issues.some((i) => i.path === c.path)) issues.push(c);
   }
   if (parsed.success && issues.length === 0) {
-    const built = buildProblem(parsed.data, input['cases'] !== undefined);
-    if (built.problem !== undefined) return built.problem;
-    issues.push(...built.issues);
+    // read only once the rest of the problem holds: a trace is megabytes
+    const written = parsed.data.traffic.trace;
+    const found = written === undefined ? { trace: null } : traceOf(written, sets, dirs, source);
+    if ('issue' in found) {
+      issues.push(found.issue);
+    } else {
+      const built = buildProblem(parsed.data, input['cases'] !== undefined, found.trace);
+      if (built.problem !== undefined) return built.problem;
+      issues.push(...built.issues);
+    }
   }
   throw invalidProblem(locate(issues, sets, lineOf), source);
 }
 
-/** A problem from YAML (or JSON) text; `source` names it in messages. */
-export function parseProblem(text: string, source?: string, overrides: readonly string[] = []): Problem {
+/**
+ * A problem from YAML (or JSON) text; `source` names it in messages. A relative traffic.trace
+ * resolves against `traceDirs` (default: the working directory, for both the text and --set).
+ */
+export function parseProblem(text: string, source?: string, overrides: readonly string[] = [], traceDirs?: TraceDirs): Problem {
   const { value, lineOf } = readYaml(text, source, (issues) => invalidProblem(issues, source));
-  return validate(value, overrides, source, lineOf);
+  const cwd = process.cwd();
+  return validate(value, overrides, source, lineOf, traceDirs ?? { file: cwd, set: cwd });
 }
 
-/** A problem from an already-parsed object (a JSON request body), with `--set` style overrides. */
-export function problemFromObject(raw: unknown, overrides: readonly string[] = [], source?: string): Problem {
+/**
+ * A problem from an already-parsed object (a JSON request body, a queue message), with `--set`
+ * style overrides. Its traffic.trace, from the object or an override, must be a relative path
+ * inside servesim's problems/ folder, and resolves there; a caller that read the object from a
+ * file of its own passes `traceDirs` to resolve it as loadProblem does.
+ */
+export function problemFromObject(raw: unknown, overrides: readonly string[] = [], source?: string, traceDirs?: TraceDirs): Problem {
   // an object from a caller (a request body, a queue message) is held to the bounds of YAML text
   const excess = shapeExcess(raw);
   if (excess !== undefined) throw tooLarge(source, { path: '(problem)', message: excess });
-  return validate(raw, overrides, source, undefined);
+  return validate(raw, overrides, source, undefined, traceDirs);
 }
 
-/** A problem file from disk with `--set PATH=VALUE` overrides applied before validation. */
+/**
+ * A problem file from disk with `--set PATH=VALUE` overrides applied before validation. A
+ * relative traffic.trace resolves against the file's folder, or, given by --set, against the
+ * working directory.
+ */
 export function loadProblem(path: string, overrides: readonly string[] = []): Problem {
-  return parseProblem(readInputFile(path, 'problem file'), path, overrides);
+  return parseProblem(readInputFile(path, 'problem file'), path, overrides, { file: dirname(resolve(path)), set: process.cwd() });
 }

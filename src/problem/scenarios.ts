@@ -14,7 +14,13 @@ import { formatDuration } from './units.js';
 export interface CaseContext {
   readonly warmup: number;
   readonly duration: number;
+  /** Arrivals per second: traffic.rate, or a trace's mean rate at traffic.rateScale. */
   readonly rate: number;
+  /**
+   * The trace replayed instead of Poisson arrivals, or null: its file (as the problem names
+   * it), its span (microseconds), traffic.rateScale, and whether the problem gave that.
+   */
+  readonly trace: { readonly file: string; readonly span: number; readonly scale: number; readonly scaleGiven: boolean } | null;
   /** Replicas of each component a slowdown or failure may hit; absent: the problem lacks it. */
   readonly replicas: ReadonlyMap<Target, number>;
   /** What slow-dependency slows: the model, or a job problem's server. */
@@ -32,8 +38,15 @@ const DEFAULT_DETECT_AFTER = 5_000_000;
 const PEAK_HOUR_SCALE = 1.25;
 const SLOW_DEPENDENCY_FACTOR = 2;
 const LENGTHEN = ': lengthen traffic.duration or move the window';
+/** Microseconds the engines' u32 clocks hold. */
+const U32_MICROS = 2 ** 32;
 /** The field whose times a slowdown of each target stretches. */
 const STRETCHED_FIELD: Readonly<Record<Target, string>> = { gpu: 'gpu.profile', tools: 'tools.latency', server: 'server.service', app: 'app' };
+
+/** A product of scales for messages, without float noise (0.1 x 3 is 0.3). */
+function scaleText(x: number): string {
+  return String(Number(x.toPrecision(12)));
+}
 
 /** A count for messages: whole above 10, else two decimals. */
 function round(n: number): string {
@@ -151,13 +164,42 @@ class CaseBuilder {
     if (peak > LIMITS.maxRate) {
       this.issue(where, `case ${name} runs ${peak} arrivals a second, over the limit of ${LIMITS.maxRate}`);
     } else if (low < LIMITS.minRate) {
-      this.issue(where, `case ${name} runs ${low} arrivals a second, under the least of ${LIMITS.minRate} (the engines sample gaps between arrivals from a table of u31 microseconds)`);
+      const why = this.ctx.trace === null ? ' (the engines sample gaps between arrivals from a table of u31 microseconds)' : ` (on average: the trace's mean rate at ${scaleText(this.ctx.trace.scale * rateScale)}x)`;
+      this.issue(where, `case ${name} runs ${low} arrivals a second, under the least of ${LIMITS.minRate}${why}`);
     } else if (measured < LIMITS.minArrivals) {
       this.issue(where, `case ${name} expects ${round(measured)} arrivals in the ${formatDuration(duration)} measured window, fewer than ${LIMITS.minArrivals}: raise the rate or traffic.duration`);
     } else if (calls > limit) {
       this.issue(
         where,
         `case ${name} simulates ${round(calls)} ${what} per instance, warm-up included, over the limit of ${limit.toLocaleString('en')} for ${kind} workloads (a few seconds of CPU each)`,
+      );
+    }
+  }
+
+  /**
+   * A trace replayed at the case's speed must cover warm-up and the measured window, and fit
+   * the engines' u32 microseconds: its span / (traffic.rateScale x the case's rateScale).
+   */
+  traceWindow(name: string, rateScale: number): void {
+    const t = this.ctx.trace;
+    if (t === null) return;
+    const { warmup, duration } = this.ctx;
+    const scale = t.scale * rateScale;
+    const speed = `${scaleText(scale)}x (traffic.rateScale ${t.scale} x case ${name}'s rateScale ${rateScale})`;
+    const needed = (warmup + duration) * scale;
+    // as compile.ts replays it: whole microseconds, the trace's times divided by the speed
+    const replayed = Math.floor(t.span / scale);
+    if (replayed < warmup + duration) {
+      this.issue(
+        'traffic.trace',
+        `${t.file} spans ${formatDuration(t.span)}; case ${name} replays it at ${speed}, so its window, traffic.warmup + traffic.duration = ` +
+          `${formatDuration(warmup + duration)}, needs ${formatDuration(Math.ceil(needed))} of it: shorten the window or lower the rateScale`,
+      );
+    } else if (replayed >= U32_MICROS) {
+      this.issue(
+        t.scaleGiven ? 'traffic.rateScale' : 'traffic.trace',
+        `${t.file} spans ${formatDuration(t.span)}; case ${name} replays it at ${speed}, so it lasts ${formatDuration(replayed)}, ` +
+          `past the ${formatDuration(U32_MICROS - 1)} the engines keep in u32 microseconds: raise the rateScale`,
       );
     }
   }
@@ -186,7 +228,9 @@ class CaseBuilder {
       }
       if (change.failures !== undefined) extra = this.failures(change.failures, `${path}.failures`);
     }
-    this.traffic(name, rateScale, burst, change?.rateScale !== undefined || change?.burst ? path : 'traffic.rate');
+    const rateField = this.ctx.trace === null ? 'traffic.rate' : this.ctx.trace.scaleGiven ? 'traffic.rateScale' : 'traffic.trace';
+    this.traffic(name, rateScale, burst, change?.rateScale !== undefined || change?.burst ? path : rateField);
+    this.traceWindow(name, rateScale);
     return { name, rateScale, burst, slowdown, failures: [...own, ...extra] };
   }
 }

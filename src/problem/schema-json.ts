@@ -4,7 +4,7 @@
  * a test keeps problems/problem.schema.json equal to what this produces.
  */
 import { z } from 'zod';
-import { jsonSchemaHints, problemFileSchema } from './schema.js';
+import { jsonSchemaExtras, jsonSchemaHints, problemFileSchema } from './schema.js';
 
 export const PROBLEM_SCHEMA_FILE = 'problems/problem.schema.json';
 
@@ -14,6 +14,8 @@ export function problemJsonSchema(): Record<string, unknown> {
     // yaml-language-server and most editors speak draft-07 best
     target: 'draft-07',
     override: (ctx) => {
+      const extra = jsonSchemaExtras.get(ctx.zodSchema);
+      if (extra !== undefined) Object.assign(ctx.jsonSchema, structuredClone(extra));
       const hint = jsonSchemaHints.get(ctx.zodSchema);
       if (hint === undefined) return;
       const json = ctx.jsonSchema as Record<string, unknown>;

@@ -19,6 +19,12 @@ import { DURATION_PATTERN, formatDuration, parseDuration, parseFraction } from '
  */
 export const jsonSchemaHints = new WeakMap<object, Record<string, unknown>>();
 
+/**
+ * JSON Schema to add to what zod derives (a rule across fields), for editors; the parser checks
+ * the same rules with its own messages (build.ts).
+ */
+export const jsonSchemaExtras = new WeakMap<object, Record<string, unknown>>();
+
 function hinted<T extends z.ZodType>(schema: T, json: Record<string, unknown>, description?: string): T {
   const out = description === undefined ? schema : schema.meta({ description });
   jsonSchemaHints.set(out, json);
@@ -262,8 +268,20 @@ const goals = z.strictObject({
 });
 
 const traffic = z.strictObject({
-  rate: real({ gte: LIMITS.minRate, lte: LIMITS.maxRate, limit: 'arrivals a second' }).meta({
-    description: 'Poisson arrivals per second.',
+  // required without a trace, refused with one (build.ts traceIssues): the trace sets the arrivals
+  rate: real({ gte: LIMITS.minRate, lte: LIMITS.maxRate, limit: 'arrivals a second' }).optional().meta({
+    description: 'Poisson arrivals per second. Required, unless traffic.trace replays a trace instead.',
+  }),
+  trace: z
+    .string({ error: 'must be the path of a trace file (.jsonl: Mooncake, .csv: Azure)' })
+    .min(1, { error: 'must be the path of a trace file (.jsonl: Mooncake, .csv: Azure)' })
+    .optional()
+    .meta({
+      description:
+        "A request trace replayed instead of Poisson arrivals: a Mooncake .jsonl or an Azure LLM inference .csv, relative to the problem file's folder (problems/traces/ holds the shipped one).",
+    }),
+  rateScale: real({ gt: 0, lte: LIMITS.maxScale }).optional().meta({
+    description: 'With traffic.trace: how much faster than recorded the trace is replayed. Default 1.',
   }),
   duration: duration({
     positive: true,
@@ -274,6 +292,9 @@ const traffic = z.strictObject({
     description: 'Traffic before the measured window, not counted. Default 10s (request, job) or 30s (task).',
   }).optional(),
 });
+
+// either Poisson arrivals or a trace; rateScale scales only a trace
+jsonSchemaExtras.set(traffic, { oneOf: [{ required: ['rate'] }, { required: ['trace'] }], dependencies: { rateScale: ['trace'] } });
 
 const prefix = z.strictObject({
   tokens: int(1, LIMITS.tokens, 'token counts'),
