@@ -435,9 +435,19 @@ fn cacheFind(r: u32, key: u32) -> u32 {
   return NONE;
 }
 
-/** The prefix key of a job's prompt: its shared prefix (or system prompt), 0 if none. */
+/** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
 fn prefixKey(j: u32) -> u32 {
   return st[ix(jobAt(j) + J_PREFIX)];
+}
+
+/** Word `field` (a TR) of trace request `row`. */
+fn traceWord(row: u32, field: u32) -> u32 {
+  return tb[param(P_OFF_TRACE) + row * TRACE_WORDS + field];
+}
+
+/** The trace request a job replays: its index in this instance's window, from the window's start. */
+fn traceRow(j: u32) -> u32 {
+  return st[ix(sb + G_TRACE_START)] + st[ix(jobAt(j) + J_INDEX)];
 }
 
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
@@ -445,6 +455,12 @@ fn cacheBest(r: u32, j: u32) -> u32 {
   if (KIND == KIND_TASK) {
     let session = cacheFind(r, SESSION_KEY | st[ix(jobAt(j) + J_INDEX)]);
     if (session != NONE) { return session; }
+  }
+  if (param(P_TRACE_ROWS) != 0u) {
+    // the entry of the earlier request it shares the most with, keyed as prefillDone keys it
+    let parent = traceWord(traceRow(j), TR_PARENT);
+    if (parent == NONE) { return NONE; }
+    return cacheFind(r, parent + 1u);
   }
   let key = prefixKey(j);
   if (key == 0u) { return NONE; }
@@ -454,41 +470,66 @@ fn cacheBest(r: u32, j: u32) -> u32 {
 /** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
 fn cachedTokens(r: u32, e: u32, j: u32) -> u32 {
   if (e == NONE) { return 0u; }
+  // an entry of a trace holds only its own tokens past its parent's; the prefix shared is the trace's
+  var tokens = st[ix(entryAt(r, e) + E_TOKENS)];
+  if (param(P_TRACE_ROWS) != 0u) { tokens = traceWord(traceRow(j), TR_SHARED); }
   // at least one prompt token is always computed
-  return min(st[ix(entryAt(r, e) + E_TOKENS)], st[ix(jobAt(j) + J_PROMPT)] - 1u);
+  return min(tokens, st[ix(jobAt(j) + J_PROMPT)] - 1u);
 }
 
 fn cacheDrop(r: u32, e: u32) {
   let eb = entryAt(r, e);
   let rb = replicaAt(r);
   st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(eb + E_TOKENS)];
+  let parent = st[ix(eb + E_PARENT)];
+  // (a parent already dropped only when a reset drops them all)
+  if (parent != NONE && st[ix(entryAt(r, parent) + E_KEY)] != 0u) {
+    st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] - 1u;
+  }
   st[ix(eb + E_KEY)] = 0u;
   st[ix(eb + E_TOKENS)] = 0u;
   st[ix(eb + E_PINS)] = 0u;
+  st[ix(eb + E_PARENT)] = NONE;
+  st[ix(eb + E_CHILDREN)] = 0u;
+}
+
+/** The least recently used entry neither pinned nor a parent, or NONE. */
+fn cacheVictim(r: u32) -> u32 {
+  var victim = NONE;
+  var oldest = NONE;
+  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
+    let eb = entryAt(r, e);
+    if (st[ix(eb + E_KEY)] != 0u && st[ix(eb + E_PINS)] == 0u && st[ix(eb + E_CHILDREN)] == 0u && (victim == NONE || st[ix(eb + E_LAST)] < oldest)) {
+      victim = e;
+      oldest = st[ix(eb + E_LAST)];
+    }
+  }
+  return victim;
 }
 
 /** Evicts least-recently-used unpinned entries until `need` tokens are free. */
 fn cacheMakeRoom(r: u32, need: u32) -> bool {
   let rb = replicaAt(r);
   while (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)] < need) {
-    var victim = NONE;
-    var oldest = NONE;
-    for (var e = 0u; e < param(P_CACHE_CAP); e++) {
-      let eb = entryAt(r, e);
-      if (st[ix(eb + E_KEY)] != 0u && st[ix(eb + E_PINS)] == 0u && (victim == NONE || st[ix(eb + E_LAST)] < oldest)) {
-        victim = e;
-        oldest = st[ix(eb + E_LAST)];
-      }
-    }
+    let victim = cacheVictim(r);
     if (victim == NONE) { return false; }
     cacheDrop(r, victim);
   }
   return true;
 }
 
-/** A new entry of `tokens` tokens the caller has already counted in KV_USED. */
+/**
+ * A new entry of `tokens` tokens the caller has already counted in KV_USED. A trace's entries
+ * can outnumber the table (compile.ts sizes it by blocks): the least recently used leaf makes
+ * way, and with none the prefix is not kept (NONE). Elsewhere a full table stops the instance.
+ */
 fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
-  let e = cacheFind(r, 0u);
+  var e = cacheFind(r, 0u);
+  if (e == NONE && param(P_TRACE_ROWS) != 0u) {
+    e = cacheVictim(r);
+    if (e == NONE) { return NONE; }
+    cacheDrop(r, e);
+  }
   if (e == NONE) {
     fail(ERR_CACHE_FULL);
     return NONE;
@@ -498,6 +539,8 @@ fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
   st[ix(eb + E_TOKENS)] = tokens;
   st[ix(eb + E_LAST)] = st[ix(sb + G_NOW)];
   st[ix(eb + E_PINS)] = pins;
+  st[ix(eb + E_PARENT)] = NONE;
+  st[ix(eb + E_CHILDREN)] = 0u;
   return e;
 }
 
@@ -575,11 +618,35 @@ fn prefillDone(r: u32, j: u32) {
   st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)];
   let key = prefixKey(j);
   if (key == 0u) { return; }
+  if (param(P_TRACE_ROWS) != 0u) {
+    traceCacheInsert(r, j, key);
+    return;
+  }
   let tokens = select(prefixTokens(key - 1u), param(P_SYSTEM_TOKENS), KIND == KIND_TASK);
   if (st[ix(jb + J_CACHED)] >= tokens || cacheFind(r, key) != NONE) { return; }
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
   let e = cacheInsert(r, key, tokens, 1u);
   if (e == NONE) { return; }
+  st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
+  cacheUnpin(r, j);
+  st[ix(jb + J_ENTRY)] = e;
+}
+
+/**
+ * A trace request's prompt becomes shareable: its tokens past the prefix it found cached move
+ * from its reservation into an entry under that prefix's (which it unpins: the child keeps it).
+ */
+fn traceCacheInsert(r: u32, j: u32, key: u32) {
+  let jb = jobAt(j);
+  if (cacheFind(r, key) != NONE) { return; }
+  let tokens = st[ix(jb + J_PROMPT)] - st[ix(jb + J_CACHED)];
+  let e = cacheInsert(r, key, tokens, 1u);
+  if (e == NONE) { return; }
+  let parent = st[ix(jb + J_ENTRY)];
+  if (parent != NONE) {
+    st[ix(entryAt(r, e) + E_PARENT)] = parent;
+    st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] + 1u;
+  }
   st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
   cacheUnpin(r, j);
   st[ix(jb + J_ENTRY)] = e;
@@ -843,6 +910,10 @@ fn ringReplica(i: u32) -> u32 {
 fn routeKey(j: u32) -> u32 {
   let jb = jobAt(j);
   if (KIND == KIND_TASK) { return SESSION_KEY | st[ix(jb + J_INDEX)]; }
+  if (param(P_TRACE_ROWS) != 0u) {
+    let key = traceWord(traceRow(j), TR_ROUTE);
+    return select(SESSION_KEY | st[ix(jb + J_INDEX)], key, key != 0u);
+  }
   if (st[ix(jb + J_PREFIX)] != 0u) { return st[ix(jb + J_PREFIX)]; }
   return SESSION_KEY | st[ix(jb + J_INDEX)];
 }
@@ -1062,12 +1133,28 @@ fn serviceEnd(j: u32) {
 fn arrivalNext() {
   let now = st[ix(sb + G_NOW)];
   let index = st[ix(sb + G_NEXT_INDEX)];
+  if (param(P_TRACE_ROWS) != 0u) {
+    traceArrivalNext(index);
+    return;
+  }
   let burst = now >= param(P_BURST_FROM) && now < param(P_BURST_TO);
   let gap = sample(select(P_T_INTERARRIVAL, P_T_BURST_INTERARRIVAL, burst), random(STREAM_ARRIVAL, index, 0u));
   // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival;
   // compared on the room left, as now + gap can pass 2^32 (and wrap here)
   let end = param(P_ARRIVAL_END);
   st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, now + gap, now < end && gap < end - now);
+}
+
+/** The trace's next request, at its time after the window's first (the trace sorted, so never before now). */
+fn traceArrivalNext(index: u32) {
+  let start = st[ix(sb + G_TRACE_START)];
+  let row = start + index;
+  var next = NONE;
+  if (row < param(P_TRACE_ROWS)) {
+    let at = traceWord(row, TR_AT) - traceWord(start, TR_AT);
+    if (at < param(P_ARRIVAL_END)) { next = at; }
+  }
+  st[ix(sb + G_NEXT_ARRIVAL)] = next;
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -1141,6 +1228,14 @@ fn arrival() {
 fn requestShape(j: u32) {
   let jb = jobAt(j);
   let index = st[ix(jb + J_INDEX)];
+  if (param(P_TRACE_ROWS) != 0u) {
+    // as recorded (the trace's parser holds both at 1 or more); its own key shares its prompt
+    let row = traceRow(j);
+    st[ix(jb + J_PREFIX)] = row + 1u;
+    st[ix(jb + J_PROMPT)] = traceWord(row, TR_INPUT);
+    st[ix(jb + J_OUTPUT)] = traceWord(row, TR_OUTPUT);
+    return;
+  }
   let shares = (random(STREAM_SHAPE, index, 0u) >> 1u) < param(P_SHARE);
   if (shares) {
     let pick = random(STREAM_SHAPE, index, 1u) >> 1u;
@@ -1404,6 +1499,8 @@ fn initInstance(seed: u32, instance: u32) {
   }
   st[ix(sb + G_FREE_JOB)] = select(NONE, 0u, param(P_JOB_CAP) > 0u);
   for (var r = 0u; r < param(P_GPU_REPLICAS); r++) { st[ix(replicaAt(r) + RP_EVENT_AT)] = NONE; }
+  // each seed replays the window that starts at a request of its own
+  if (param(P_TRACE_ROWS) != 0u) { st[ix(sb + G_TRACE_START)] = random(STREAM_TRACE, 0u, 0u) % param(P_TRACE_STARTS); }
   arrivalNext();
   if (SLOW_TARGET != TARGET_NONE) {
     heapPush(param(P_SLOW_FROM), EV_SLOW_START, 0u, 0u);

@@ -1,5 +1,6 @@
 // The params and tables of a batch as one block each (src/engine/batch-params.ts), as the WGSL
-// kernel reads them: each configuration, read from its base, is the configuration it was.
+// kernel reads them: each configuration, read from its base, is the configuration it was, and
+// tables two configurations share (a trace's, the same distributions') are there once.
 import { describe, expect, it } from 'vitest';
 import { batchParams } from '../src/engine/batch-params.js';
 import { TABLE_WORDS, layoutConstants } from '../src/engine/layout.js';
@@ -8,23 +9,34 @@ import { extractResult } from '../src/engine/result.js';
 import { sampleTable } from '../src/engine/rng.js';
 import { advance, init } from '../src/engine/simulate.js';
 import { configFor } from './support.js';
+import { conversations, traceProblem } from './trace-support.js';
 
-// three kinds (tables of each), and one grid point with a larger params block (its ring)
+// three kinds (tables of each), one grid point with a larger params block (its ring) and the
+// same tables as the first, and two replays of one trace
+const lines = conversations(80);
 const configs = [
   configFor('hot-prefix').config,
   configFor('coding-agents', [], 'server-dies').config,
   configFor('mmc').config,
   configFor('hot-prefix', ['gpu.replicas=8']).config,
+  traceProblem('batch-a', lines, 'duration: 20s, warmup: 5s').config,
+  traceProblem('batch-b', lines, 'duration: 20s, warmup: 5s', 'replicas: 2, slots: 8, kvTokens: 400000').config,
 ];
 const batch = batchParams(configs);
-const TABLE_PARAMS = Object.entries(layoutConstants()).filter(([name]) => name.startsWith('P_T_')).map(([, word]) => word);
+const LAYOUT = layoutConstants();
+const TABLE_PARAMS = Object.entries(LAYOUT).filter(([name]) => name.startsWith('P_T_')).map(([, word]) => word);
+const P_TRACE_ROWS = LAYOUT['P_TRACE_ROWS']!;
+const P_OFF_TRACE = LAYOUT['P_OFF_TRACE']!;
 const U = [0, 1, 0x3fffff, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xffffffff];
 
 describe('batchParams', () => {
-  it('concatenates the params and tables, each configuration at its base', () => {
-    expect(batch.bases).toEqual([0, 1, 2, 3].map((k) => configs.slice(0, k).reduce((n, c) => n + c.params.length, 0)));
+  it('concatenates the params, each configuration at its base, and each distinct configuration\'s tables once', () => {
+    expect(batch.bases).toEqual(configs.map((_, k) => configs.slice(0, k).reduce((n, c) => n + c.params.length, 0)));
     expect(batch.params.length).toBe(configs.reduce((n, c) => n + c.params.length, 0));
-    expect(batch.tables.length).toBe(configs.reduce((n, c) => n + c.tables.length, 0));
+    expect(configs[3]!.tables).toEqual(configs[0]!.tables);
+    expect(configs[5]!.tables).toEqual(configs[4]!.tables);
+    expect(configs[4]!.params[P_TRACE_ROWS]).toBe(80);
+    expect(batch.tables.length).toBe([0, 1, 2, 4].reduce((n, k) => n + configs[k]!.tables.length, 0));
   });
 
   it('keeps every word but the table indices, and those sample what they sampled', () => {
@@ -35,6 +47,10 @@ describe('batchParams', () => {
         if (TABLE_PARAMS.includes(word)) {
           expect(own[word]! * TABLE_WORDS).toBeLessThan(batch.tables.length);
           for (const u of U) expect(sampleTable(batch.tables, own[word]!, u)).toBe(sampleTable(config.tables, config.params[word]!, u));
+        } else if (word === P_OFF_TRACE && config.params[P_TRACE_ROWS] !== 0) {
+          // the trace's rows, where the batch's tables hold them
+          const rows = config.params[P_TRACE_ROWS]! * LAYOUT['TRACE_WORDS']!;
+          expect(batch.tables.subarray(own[word], own[word]! + rows)).toEqual(config.tables.subarray(config.params[word], config.params[word]! + rows));
         } else {
           expect(own[word], `configuration ${k}, params word ${word}`).toBe(config.params[word]);
         }

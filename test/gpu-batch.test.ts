@@ -7,6 +7,7 @@ import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { runGpuBatchWithFallback, type GpuBatchOptions, type GpuBatchOutcome } from '../src/gpu/engine.js';
 import { COMPILE_MS, describeGpu } from './gpu-support.js';
 import { configFor } from './support.js';
+import { conversations, traceProblem } from './trace-support.js';
 
 const RUN_MS = 10 * 60_000;
 const SEEDS = [11, 20_261_201];
@@ -24,6 +25,19 @@ const gridBatch: EngineBatch = {
     { config: 2, seed: SEEDS[0]!, first: 0, count: 0 },
     { config: 5, seed: SEEDS[1]!, first: 7, count: 1 },
   ],
+};
+
+// replays of one trace (its rows in the tables, read once for the two configurations that share
+// them) beside a Poisson configuration of the same shape, under cache pressure and routing by hash ids
+const traceLines = conversations(400).map((l, i) => ({ ...l, timestamp: i * 100 }));
+const traceGrid = [
+  grid[0]!,
+  traceProblem('gpu-trace-a', traceLines, 'duration: 10s, warmup: 5s', 'replicas: 2, slots: 4, kvTokens: 6000', 'prefix-affinity').config,
+  traceProblem('gpu-trace-b', traceLines, 'duration: 10s, warmup: 5s', 'replicas: 3, slots: 4, kvTokens: 6000', 'cache-aware').config,
+];
+const traceBatch: EngineBatch = {
+  configs: traceGrid,
+  runs: traceGrid.map((_, k) => ({ config: k, seed: SEEDS[k % 2]!, first: k, count: 3 })),
 };
 
 // M/M/c at three sizes (seconds to compile a pipeline on llvmpipe, where hot-prefix takes minutes)
@@ -90,6 +104,11 @@ describeGpu('a batch of configurations on the WGSL engine', () => {
     expect(new Set(grid.map((c) => c.stateWords)).size).toBe(6);
     expect(outcome).toMatchObject({ gpuInstances: batchInstances(gridBatch), cpuInstances: 0, passes: [{ instances: batchInstances(gridBatch), configs: 6 }] });
     expect(outcome.note).toBeUndefined();
+  }, COMPILE_MS + RUN_MS);
+
+  it('runs trace replays beside a Poisson configuration in one pass, equal to the reference', async () => {
+    const outcome = await runChecked(ctx, traceBatch);
+    expect(outcome).toMatchObject({ gpuInstances: batchInstances(traceBatch), cpuInstances: 0 });
   }, COMPILE_MS + RUN_MS);
 
   it('cuts passes across runs in the interleaved layout, equal to the reference', async () => {

@@ -23,8 +23,10 @@ function thrown(f: () => unknown): ServesimError {
 }
 
 /**
- * Request 3 shares 2 blocks with request 1 and 3 with request 2 (later); request 4 shares 2
- * blocks with requests 1 to 3 alike; request 5 shares 4 with request 3 and 3 with request 2.
+ * Full blocks (input / 512): request 1 has [1], request 2 [1, 2, 3], request 3 [1, 2, 3],
+ * request 4 [1], request 5 [1, 2, 3, 5]. A parent's full blocks are all a prefix of its child's
+ * prompt: request 2's and 4's is request 1, request 3's is request 2 (three blocks, deeper than
+ * request 1's one), request 5's request 3 (the latest of the two with [1, 2, 3]).
  */
 const FIVE = jsonl([
   { timestamp: 0, input_length: 1000, output_length: 10, hash_ids: [1, 2] },
@@ -47,21 +49,12 @@ describe('a Mooncake trace', () => {
     expect(traceSpan(t)).toBe(20_500);
   });
 
-  it('makes the parent the latest request sharing the most leading blocks: the deeper one wins over an earlier shallower one', () => {
-    // request 3 (index 2): 2 blocks with index 0, 3 with index 1 -> index 1
-    // request 4: 2 blocks with indexes 0, 1, 2 alike -> the latest, 2
-    // request 5: 4 blocks with index 2, 3 with index 1 -> 2
-    expect(Array.from(t.parent)).toEqual([-1, 0, 1, 2, 2]);
+  it('makes the parent the deepest earlier request whose full blocks are a prefix of the prompt, the latest of equals', () => {
+    expect(Array.from(t.parent)).toEqual([-1, 0, 1, 0, 2]);
   });
 
-  it('shares blocks x 512 tokens, at most either prompt', () => {
-    expect(Array.from(t.shared)).toEqual([
-      0,
-      Math.min(2 * 512, 1000, 2000),
-      Math.min(3 * 512, 2000, 1600),
-      Math.min(2 * 512, 1600, 700),
-      Math.min(4 * 512, 1600, 3000),
-    ]);
+  it('shares the parent\'s full blocks x 512 tokens, at most either prompt', () => {
+    expect(Array.from(t.shared)).toEqual([0, Math.min(512, 1000, 2000), Math.min(3 * 512, 2000, 1600), Math.min(512, 1000, 700), Math.min(3 * 512, 1600, 3000)]);
   });
 
   it('routes by the second block id + 1, the first where there is one, 0 where there is none', () => {
@@ -76,8 +69,9 @@ describe('a Mooncake trace', () => {
     );
     expect(Array.from(t.routeKey)).toEqual([3, 3, 3, 3, 3]);
     expect(Array.from(one.routeKey)).toEqual([8, 0, 8]);
-    expect(Array.from(one.parent)).toEqual([-1, -1, 0]);
-    expect(Array.from(one.shared)).toEqual([0, 0, 100]);
+    // a prompt shorter than a block has no full block to share
+    expect(Array.from(one.parent)).toEqual([-1, -1, -1]);
+    expect(Array.from(one.shared)).toEqual([0, 0, 0]);
   });
 });
 

@@ -3,15 +3,17 @@
  * case, why each passes (margins per case), and why the next cheaper ones fail. Each grid
  * point the search evaluates is reported on stderr as it finishes.
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { invalidProblem, ServesimError } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
 import { DEFAULT_COST, DOLLARS_COST, parseCost } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
-import { applyOverrides } from '../problem/overrides.js';
+import { applyOverrides, overrideFor } from '../problem/overrides.js';
 import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
+import { isPlainObject } from '../problem/schema-walk.js';
+import { TRACE_FIELD } from '../problem/trace.js';
 import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, formatOption, simulationOptions } from './options.js';
@@ -174,12 +176,26 @@ export function readProblemArgument<T>(problem: string, read: (path: string) => 
   }
 }
 
-/** The problem as an inline object with `--set` applied (checked with --set's own messages). */
+/**
+ * The problem as an inline object with `--set` applied (checked with --set's own messages). Its
+ * trace's path is made absolute, as the file and --set resolve it, for the object has no folder.
+ */
 function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
-  const text = readProblemArgument(problem, (file) => readInputFile(file, 'problem file', problem));
+  let folder = '';
+  const text = readProblemArgument(problem, (file) => {
+    folder = dirname(resolve(file));
+    return readInputFile(file, 'problem file', problem);
+  });
   const { value } = readYaml(text, problem, (issues) => invalidProblem(issues, problem));
-  problemFromObject(value, sets, problem);
-  return applyOverrides(value, sets) as Record<string, unknown>;
+  const dirs = { file: folder, set: process.cwd() };
+  problemFromObject(value, sets, problem, dirs);
+  const applied = applyOverrides(value, sets) as Record<string, unknown>;
+  const traffic = applied['traffic'];
+  if (isPlainObject(traffic) && typeof traffic['trace'] === 'string') {
+    const from = overrideFor(TRACE_FIELD, sets) === undefined ? dirs.file : dirs.set;
+    return { ...applied, traffic: { ...traffic, trace: resolve(from, traffic['trace']) } };
+  }
+  return applied;
 }
 
 /** The readable report: each hint with its margins and cheaper neighbours, what never passes, the count. */

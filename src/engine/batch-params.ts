@@ -2,11 +2,11 @@
  * The params and tables of a batch's configurations as one block each, for an engine that runs
  * them all at once (the WGSL kernel): configuration k's params start at `bases[k]`, and its
  * table indices are rebased into the concatenated tables, so that a table read needs no
- * per-configuration offset. Section offsets (P.OFF_RING, ...) stay relative to the
- * configuration's own start.
+ * per-configuration offset; a trace's offset (P.OFF_TRACE, in words) is rebased alike. Section
+ * offsets in the params (P.OFF_RING, ...) stay relative to the configuration's own start.
  */
 import type { EngineConfig } from './compile.js';
-import { TABLE_WORDS, layoutConstants } from './layout.js';
+import { P, TABLE_WORDS, layoutConstants } from './layout.js';
 
 export interface BatchParams {
   /** Every configuration's params, one after another. */
@@ -22,6 +22,14 @@ const TABLE_PARAMS = Object.entries(layoutConstants())
   .filter(([name]) => name.startsWith('P_T_'))
   .map(([, word]) => word);
 
+/** Whether two configurations' tables hold the same words (a sweep's grid points often do: a trace's always). */
+function sameWords(a: Uint32Array, b: Uint32Array): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * @example
  * const { params, tables, bases } = batchParams([a, b]);
@@ -30,17 +38,26 @@ const TABLE_PARAMS = Object.entries(layoutConstants())
  */
 export function batchParams(configs: readonly EngineConfig[]): BatchParams {
   const params = new Uint32Array(configs.reduce((n, c) => n + c.params.length, 0));
-  const tables = new Uint32Array(configs.reduce((n, c) => n + c.tables.length, 0));
+  // configurations with the same tables share one copy: a trace is read once per batch
+  const blocks: { tables: Uint32Array; at: number }[] = [];
+  const starts = configs.map((config) => {
+    const same = blocks.find((b) => sameWords(b.tables, config.tables));
+    if (same !== undefined) return same.at;
+    const at = blocks.reduce((n, b) => n + b.tables.length, 0);
+    blocks.push({ tables: config.tables, at });
+    return at;
+  });
+  const tables = new Uint32Array(blocks.reduce((n, b) => n + b.tables.length, 0));
+  for (const b of blocks) tables.set(b.tables, b.at);
   const bases: number[] = [];
   let base = 0;
-  let tableWords = 0;
-  for (const config of configs) {
+  configs.forEach((config, k) => {
+    const tableWords = starts[k]!;
     params.set(config.params, base);
-    tables.set(config.tables, tableWords);
     for (const word of TABLE_PARAMS) params[base + word] = config.params[word]! + tableWords / TABLE_WORDS;
+    if (config.params[P.TRACE_ROWS] !== 0) params[base + P.OFF_TRACE] = config.params[P.OFF_TRACE]! + tableWords;
     bases.push(base);
     base += config.params.length;
-    tableWords += config.tables.length;
-  }
+  });
   return { params, tables, bases };
 }

@@ -5,12 +5,13 @@
  * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
 import type { Distribution, Problem, Scenario, Target } from '../model/problem.js';
+import { TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
   APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, JOB_WORDS,
   KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
-  TABLE_WORDS, TARGET,
+  TABLE_WORDS, TARGET, TR, TRACE_WORDS,
 } from './layout.js';
 import { cacheEntries, LIMITS } from '../problem/limits.js';
 import { pcg } from './rng.js';
@@ -70,6 +71,57 @@ function poissonBound(mean: number): number {
   return Math.ceil(mean + 8 * Math.sqrt(mean) + 16);
 }
 
+const NONE = 0xffffffff;
+
+/** A trace at one replay speed: its rows for the engines' tables, and what sizes their capacities. */
+interface TraceSection {
+  readonly words: Uint32Array;
+  /** Requests a window can start at: those with a whole window of the trace after them. */
+  readonly starts: number;
+  /** At most how many requests arrive within `micros` of one another. */
+  readonly arrivalsWithin: (micros: number) => number;
+}
+
+/**
+ * The trace's rows as the engines read them (layout.ts TR), its times divided by `speed` (whole
+ * microseconds, from the trace's first request). The problem layer has checked that a window
+ * fits and that times stay in u32; these guards are for compile's other callers.
+ */
+function traceSection(trace: Trace, speed: number, windowMicros: number): TraceSection {
+  const n = trace.requests;
+  const at = new Float64Array(n);
+  for (let i = 0; i < n; i++) at[i] = Math.floor((trace.at[i]! - trace.at[0]!) / speed);
+  const last = n === 0 ? 0 : at[n - 1]!;
+  if (last > U32_LIMIT) {
+    throw new ServesimError('SERVESIM_PROBLEM_INVALID', `the trace spans ${last} us at ${speed}x, past the engines' u32 microseconds`, 'traffic.trace');
+  }
+  let starts = 0;
+  while (starts < n && last - at[starts]! >= windowMicros) starts += 1;
+  if (starts === 0) {
+    throw new ServesimError('SERVESIM_PROBLEM_INVALID', `the trace spans ${last} us at ${speed}x, shorter than the window of ${windowMicros} us`, 'traffic.trace');
+  }
+  // padded to whole tables, as a batch rebases table indices in tables (batch-params.ts)
+  const words = new Uint32Array(Math.ceil((n * TRACE_WORDS) / TABLE_WORDS) * TABLE_WORDS);
+  for (let i = 0; i < n; i++) {
+    const w = i * TRACE_WORDS;
+    words[w + TR.AT] = at[i]!;
+    words[w + TR.INPUT] = trace.input[i]!;
+    words[w + TR.OUTPUT] = trace.output[i]!;
+    words[w + TR.PARENT] = trace.parent[i]! < 0 ? NONE : trace.parent[i]!;
+    words[w + TR.SHARED] = trace.shared[i]!;
+    words[w + TR.ROUTE] = trace.routeKey[i]!;
+  }
+  const arrivalsWithin = (micros: number): number => {
+    let most = 0;
+    for (let lo = 0, hi = 0; hi < n; hi++) {
+      while (at[hi]! - at[lo]! > micros) lo += 1;
+      most = Math.max(most, hi - lo + 1);
+    }
+    return most;
+  };
+  return { words, starts, arrivalsWithin };
+}
+
 export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const { traffic, workload } = problem;
   const tables: Uint32Array[] = [];
@@ -93,6 +145,9 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   p[P.ARRIVAL_END] = measureEnd;
 
   const rate = traffic.rate * scenario.rateScale;
+  const trace = traffic.trace === null ? null : traceSection(traffic.trace, traffic.rateScale * scenario.rateScale, measureEnd);
+  p[P.TRACE_ROWS] = traffic.trace?.requests ?? 0;
+  p[P.TRACE_STARTS] = trace?.starts ?? 0;
   const burstScale = scenario.burst?.scale ?? 1;
   p[P.T_INTERARRIVAL] = table({ kind: 'exponential', mean: 1e6 / rate });
   p[P.T_BURST_INTERARRIVAL] = table({ kind: 'exponential', mean: 1e6 / (rate * burstScale) });
@@ -161,9 +216,12 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     }
     p[P.PREFILL_NS_PER_TOKEN] = nsPerToken;
     p[P.CHUNK] = gpu.profile.chunk;
-    const smallestEntry = workload.kind === 'request'
-      ? Math.min(...workload.prefixes.map((x) => x.tokens))
-      : workload.kind === 'task' ? workload.system : gpu.kvTokens;
+    // a trace's entries can be smaller than a block: past this many, an entry evicts another
+    const smallestEntry = trace !== null
+      ? TRACE_BLOCK_TOKENS
+      : workload.kind === 'request'
+        ? Math.min(...workload.prefixes.map((x) => x.tokens))
+        : workload.kind === 'task' ? workload.system : gpu.kvTokens;
     // the parser refuses more (src/problem/build.ts); this guards compile's other callers
     const cacheCap = cacheEntries(gpu.kvTokens, smallestEntry, gpu.slots);
     if (cacheCap > LIMITS.cacheEntries) {
@@ -172,7 +230,8 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.CACHE_CAP] = cacheCap;
     const overheads = lb.overhead + app.overhead + router.overhead + (orchestrator?.overhead ?? 0);
     inflightMicros = timeout + overheads;
-    jobCap = Math.min(app.replicas * app.slots, poissonBound(peakRatePerMicro * inflightMicros));
+    const arrivalsInflight = trace !== null ? trace.arrivalsWithin(inflightMicros) : poissonBound(peakRatePerMicro * inflightMicros);
+    jobCap = Math.min(app.replicas * app.slots, arrivalsInflight);
     if (kind === KIND.TASK) {
       if (!orchestrator || !tools) throw new Error(`${problem.id}: a task workload needs orchestrator and tools`);
       p[P.ORCH_SLOTS] = orchestrator.slots;
@@ -217,7 +276,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
 
   // Heap: one deadline per arrival still inside its timeout (stale ones included), at most
   // two more events per job, a boundary (and stale ones) per replica, the window events.
-  const deadlines = timeout > 0 ? poissonBound(peakRatePerMicro * inflightMicros) : 0;
+  const deadlines = timeout <= 0 ? 0 : trace !== null ? trace.arrivalsWithin(inflightMicros) : poissonBound(peakRatePerMicro * inflightMicros);
   const gpuReplicas = gpu?.replicas ?? 0;
   p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
 
@@ -260,8 +319,13 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const params = new Uint32Array(PARAM_SCALARS + extra.length);
   params.set(p);
   params.set(extra, PARAM_SCALARS);
-  const allTables = new Uint32Array(tables.length * TABLE_WORDS);
+  const allTables = new Uint32Array(tables.length * TABLE_WORDS + (trace?.words.length ?? 0));
   tables.forEach((t, i) => allTables.set(t, i * TABLE_WORDS));
+  // the trace follows the tables, indexed by word (P.OFF_TRACE)
+  if (trace !== null) {
+    params[P.OFF_TRACE] = tables.length * TABLE_WORDS;
+    allTables.set(trace.words, tables.length * TABLE_WORDS);
+  }
   const servers = server ? server.replicas * server.slots : gpuReplicas;
   return {
     params,

@@ -20,7 +20,7 @@ export const enum P {
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
   JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
   OFF_FAILED, OFF_RESULT, OFF_CALLS, OFF_HIST, OFF_HIST_WAIT, OFF_HIST_TTFT, OFF_HIST_TPOT,
-  OFF_HIST_TOOL_WAIT, STATE_WORDS, COUNT,
+  OFF_HIST_TOOL_WAIT, STATE_WORDS, TRACE_ROWS, TRACE_STARTS, OFF_TRACE, COUNT,
 }
 export const PARAM_SCALARS = P.COUNT;
 
@@ -28,6 +28,16 @@ export const PARAM_SCALARS = P.COUNT;
 export const PREFIX_WORDS = 2;
 /** Per ring point: hash point, replica. Sorted by point. */
 export const RING_WORDS = 2;
+/**
+ * Per request of a replayed trace, in the tables from P.OFF_TRACE (P.TRACE_ROWS of them): its
+ * arrival (microseconds after the trace's first, at the case's replay speed), prompt and output
+ * tokens, the earlier request it shares the longest prefix with (NONE if none) and how many
+ * tokens, and the key prefix-affinity routing hashes (0: route as a unique prompt).
+ */
+export const enum TR {
+  AT, INPUT, OUTPUT, PARENT, SHARED, ROUTE, COUNT,
+}
+export const TRACE_WORDS = TR.COUNT;
 /** Per scheduled failure: target, replica (an index or a PICK), mode, from, to, detect time. */
 export const enum FAILURE {
   TARGET, REPLICA, MODE, FROM, TO, DETECT_AT, COUNT,
@@ -38,11 +48,14 @@ export const enum PICK {
   RANDOM = 0xffffffff, BUSIEST = 0xfffffffe,
 }
 
-/** Instance state header. ERROR: a full heap or cache (an ERR); STOPPED: the instance stopped on it. */
+/**
+ * Instance state header. ERROR: a full heap or cache (an ERR); STOPPED: the instance stopped on
+ * it; TRACE_START: the trace request this instance's window starts at (drawn per seed).
+ */
 export const enum G {
   ERROR, STOPPED, DONE, KEY, NOW, SEQ, HEAP_LEN, NEXT_INDEX, NEXT_ARRIVAL, FREE_JOB, LIVE, RR,
   RAND, APP_RR, SLOW, ORCH_BUSY, ROUTER_BUSY, TOOLS_BUSY, TOOL_Q_HEAD, TOOL_Q_TAIL, TOOL_Q_LEN,
-  SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, COUNT,
+  SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, TRACE_START, COUNT,
 }
 export const HEADER_WORDS = G.COUNT;
 
@@ -52,11 +65,15 @@ export const enum RP {
   LOAD, LOAD_TOKENS, COUNT,
 }
 export const REPLICA_HEADER_WORDS = RP.COUNT;
-/** Per cache entry: key (0 = empty), tokens, last use, pins. */
+/**
+ * Per cache entry: key (0 = empty), tokens, last use, pins. A replayed trace's entries form a
+ * tree: an entry holds only the tokens past its PARENT's (an entry index, NONE at a root), and
+ * one with CHILDREN is never evicted, so an entry's prefix is cached whole while it is.
+ */
 export const enum E {
-  KEY, TOKENS, LAST, PINS,
+  KEY, TOKENS, LAST, PINS, PARENT, CHILDREN, COUNT,
 }
-export const ENTRY_WORDS = 4;
+export const ENTRY_WORDS = E.COUNT;
 
 /** Per app replica (also per server replica): busy slots, status. */
 export const enum AP {
@@ -146,7 +163,7 @@ export const enum ERR {
 }
 /** Random streams: each draw is keyed by (instance, stream, a, b). */
 export const enum STREAM {
-  ARRIVAL, SHAPE, STEP, ROUTE, SERVICE, PLACEMENT, FAILURE, COUNT,
+  ARRIVAL, SHAPE, STEP, ROUTE, SERVICE, PLACEMENT, FAILURE, TRACE, COUNT,
 }
 
 /** Inverse-CDF table: quantiles at i/1024, i = 0..1024. */

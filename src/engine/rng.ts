@@ -30,7 +30,7 @@ export function instanceKey(seed: number, instance: number): number {
   return pcg((seed ^ pcg(instance >>> 0)) >>> 0);
 }
 
-const STREAM_SALT = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39];
+const STREAM_SALT = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x9e3779b9];
 // the same bits as i32s, which draw xors with: an array of numbers past 2^31 holds doubles
 const STREAM_SALT_I32 = Int32Array.from(STREAM_SALT);
 if (STREAM_SALT.length !== STREAM.COUNT) throw new Error('a stream lacks a salt');

@@ -17,7 +17,7 @@
  */
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import * as layout from './layout.js';
-import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET } from './layout.js';
+import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TR } from './layout.js';
 import * as rng from './rng.js';
 
 // Imported bindings are loaded and checked at every use in V8's optimised code; module
@@ -31,6 +31,7 @@ const JOB_WORDS = layout.JOB_WORDS;
 const PREFIX_WORDS = layout.PREFIX_WORDS;
 const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
 const RING_WORDS = layout.RING_WORDS;
+const TRACE_WORDS = layout.TRACE_WORDS;
 const draw = rng.draw;
 const instanceKey = rng.instanceKey;
 const sampleTable = rng.sampleTable;
@@ -517,9 +518,19 @@ function cacheFind(r: number, key: number): number {
   return NONE;
 }
 
-/** The prefix key of a job's prompt: its shared prefix (or system prompt), 0 if none. */
+/** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
 function prefixKey(j: number): number {
   return st[jobAt(j) + J.PREFIX]!;
+}
+
+/** Word `field` (a TR) of trace request `row`. */
+function traceWord(row: number, field: number): number {
+  return tb[pr[P.OFF_TRACE]! + row * TRACE_WORDS + field]!;
+}
+
+/** The trace request a job replays: its index in this instance's window, from the window's start. */
+function traceRow(j: number): number {
+  return st[sb + G.TRACE_START]! + st[jobAt(j) + J.INDEX]!;
 }
 
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
@@ -528,6 +539,11 @@ function cacheBest(r: number, j: number): number {
     const session = cacheFind(r, (SESSION_KEY | st[jobAt(j) + J.INDEX]!) >>> 0);
     if (session !== NONE) return session;
   }
+  if (pr[P.TRACE_ROWS] !== 0) {
+    // the entry of the earlier request it shares the most with, keyed as prefillDone keys it
+    const parent = traceWord(traceRow(j), TR.PARENT);
+    return parent === NONE ? NONE : cacheFind(r, parent + 1);
+  }
   const key = prefixKey(j);
   return key === 0 ? NONE : cacheFind(r, key);
 }
@@ -535,43 +551,67 @@ function cacheBest(r: number, j: number): number {
 /** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
 function cachedTokens(r: number, e: number, j: number): number {
   if (e === NONE) return 0;
+  // an entry of a trace holds only its own tokens past its parent's; the prefix shared is the trace's
+  const tokens = pr[P.TRACE_ROWS] !== 0 ? traceWord(traceRow(j), TR.SHARED) : st[entryAt(r, e) + E.TOKENS]!;
   // at least one prompt token is always computed
-  return Math.min(st[entryAt(r, e) + E.TOKENS]!, st[jobAt(j) + J.PROMPT]! - 1);
+  return Math.min(tokens, st[jobAt(j) + J.PROMPT]! - 1);
 }
 
 function cacheDrop(r: number, e: number): void {
   const eb = entryAt(r, e);
   const rb = replicaAt(r);
   st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[eb + E.TOKENS]!;
+  const parent = st[eb + E.PARENT]!;
+  // (a parent already dropped only when a reset drops them all)
+  if (parent !== NONE && st[entryAt(r, parent) + E.KEY] !== 0) {
+    st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! - 1;
+  }
   st[eb + E.KEY] = 0;
   st[eb + E.TOKENS] = 0;
   st[eb + E.PINS] = 0;
+  st[eb + E.PARENT] = NONE;
+  st[eb + E.CHILDREN] = 0;
+}
+
+/** The least recently used entry neither pinned nor a parent, or NONE. */
+function cacheVictim(r: number): number {
+  const s = st;
+  const cap = pr[P.CACHE_CAP]!;
+  let victim = NONE;
+  let oldest = NONE;
+  let eb = entryAt(r, 0);
+  for (let e = 0; e < cap; e++, eb += ENTRY_WORDS) {
+    if (s[eb + E.KEY] !== 0 && s[eb + E.PINS] === 0 && s[eb + E.CHILDREN] === 0 && (victim === NONE || s[eb + E.LAST]! < oldest)) {
+      victim = e;
+      oldest = s[eb + E.LAST]!;
+    }
+  }
+  return victim;
 }
 
 /** Evicts least-recently-used unpinned entries until `need` tokens are free. */
 function cacheMakeRoom(r: number, need: number): boolean {
   const rb = replicaAt(r);
-  const s = st;
-  const cap = pr[P.CACHE_CAP]!;
-  while (pr[P.KV_TOKENS]! - s[rb + RP.KV_USED]! < need) {
-    let victim = NONE;
-    let oldest = NONE;
-    let eb = entryAt(r, 0);
-    for (let e = 0; e < cap; e++, eb += ENTRY_WORDS) {
-      if (s[eb + E.KEY] !== 0 && s[eb + E.PINS] === 0 && (victim === NONE || s[eb + E.LAST]! < oldest)) {
-        victim = e;
-        oldest = s[eb + E.LAST]!;
-      }
-    }
+  while (pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]! < need) {
+    const victim = cacheVictim(r);
     if (victim === NONE) return false;
     cacheDrop(r, victim);
   }
   return true;
 }
 
-/** A new entry of `tokens` tokens the caller has already counted in KV_USED. */
+/**
+ * A new entry of `tokens` tokens the caller has already counted in KV_USED. A trace's entries
+ * can outnumber the table (compile.ts sizes it by blocks): the least recently used leaf makes
+ * way, and with none the prefix is not kept (NONE). Elsewhere a full table stops the instance.
+ */
 function cacheInsert(r: number, key: number, tokens: number, pins: number): number {
-  const e = cacheFind(r, 0);
+  let e = cacheFind(r, 0);
+  if (e === NONE && pr[P.TRACE_ROWS] !== 0) {
+    e = cacheVictim(r);
+    if (e === NONE) return NONE;
+    cacheDrop(r, e);
+  }
   if (e === NONE) {
     fail(ERR.CACHE_FULL);
     return NONE;
@@ -581,6 +621,8 @@ function cacheInsert(r: number, key: number, tokens: number, pins: number): numb
   st[eb + E.TOKENS] = tokens;
   st[eb + E.LAST] = now;
   st[eb + E.PINS] = pins;
+  st[eb + E.PARENT] = NONE;
+  st[eb + E.CHILDREN] = 0;
   return e;
 }
 
@@ -661,11 +703,35 @@ function prefillDone(r: number, j: number): void {
   st[jb + J.FIRST_AT] = now;
   const key = prefixKey(j);
   if (key === 0) return;
+  if (pr[P.TRACE_ROWS] !== 0) {
+    traceCacheInsert(r, j, key);
+    return;
+  }
   const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
   if (st[jb + J.CACHED]! >= tokens || cacheFind(r, key) !== NONE) return;
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
   const e = cacheInsert(r, key, tokens, 1);
   if (e === NONE) return;
+  st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
+  cacheUnpin(r, j);
+  st[jb + J.ENTRY] = e;
+}
+
+/**
+ * A trace request's prompt becomes shareable: its tokens past the prefix it found cached move
+ * from its reservation into an entry under that prefix's (which it unpins: the child keeps it).
+ */
+function traceCacheInsert(r: number, j: number, key: number): void {
+  const jb = jobAt(j);
+  if (cacheFind(r, key) !== NONE) return;
+  const tokens = st[jb + J.PROMPT]! - st[jb + J.CACHED]!;
+  const e = cacheInsert(r, key, tokens, 1);
+  if (e === NONE) return;
+  const parent = st[jb + J.ENTRY]!;
+  if (parent !== NONE) {
+    st[entryAt(r, e) + E.PARENT] = parent;
+    st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! + 1;
+  }
   st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
   cacheUnpin(r, j);
   st[jb + J.ENTRY] = e;
@@ -943,6 +1009,10 @@ function ringReplica(i: number): number {
 function routeKey(j: number): number {
   const jb = jobAt(j);
   if (pr[P.KIND] === KIND.TASK) return (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
+  if (pr[P.TRACE_ROWS] !== 0) {
+    const key = traceWord(traceRow(j), TR.ROUTE);
+    return key !== 0 ? key : (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
+  }
   if (st[jb + J.PREFIX] !== 0) return st[jb + J.PREFIX]!;
   return (SESSION_KEY | st[jb + J.INDEX]!) >>> 0;
 }
@@ -1162,12 +1232,28 @@ function serviceEnd(j: number): void {
 
 function arrivalNext(): void {
   const index = st[sb + G.NEXT_INDEX]!;
+  if (pr[P.TRACE_ROWS] !== 0) {
+    traceArrivalNext(index);
+    return;
+  }
   const burst = now >= pr[P.BURST_FROM]! && now < pr[P.BURST_TO]!;
   const gap = sample(burst ? P.T_BURST_INTERARRIVAL : P.T_INTERARRIVAL, random(STREAM.ARRIVAL, index, 0));
   // the next arrival waits beside the heap, not in it: one push and pop fewer per arrival;
   // compared on the room left, as now + gap can pass 2^32 (and wrap in WGSL)
   const end = pr[P.ARRIVAL_END]!;
   st[sb + G.NEXT_ARRIVAL] = now < end && gap < end - now ? now + gap : NONE;
+}
+
+/** The trace's next request, at its time after the window's first (the trace sorted, so never before now). */
+function traceArrivalNext(index: number): void {
+  const start = st[sb + G.TRACE_START]!;
+  const row = start + index;
+  let next = NONE;
+  if (row < pr[P.TRACE_ROWS]!) {
+    const at = traceWord(row, TR.AT) - traceWord(start, TR.AT);
+    if (at < pr[P.ARRIVAL_END]!) next = at;
+  }
+  st[sb + G.NEXT_ARRIVAL] = next;
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */
@@ -1240,6 +1326,14 @@ function arrival(): void {
 function requestShape(j: number): void {
   const jb = jobAt(j);
   const index = st[jb + J.INDEX]!;
+  if (pr[P.TRACE_ROWS] !== 0) {
+    // as recorded (the trace's parser holds both at 1 or more); its own key shares its prompt
+    const row = traceRow(j);
+    st[jb + J.PREFIX] = row + 1;
+    st[jb + J.PROMPT] = traceWord(row, TR.INPUT);
+    st[jb + J.OUTPUT] = traceWord(row, TR.OUTPUT);
+    return;
+  }
   const shares = random(STREAM.SHAPE, index, 0) >>> 1 < pr[P.SHARE]!;
   if (shares) {
     const pick = random(STREAM.SHAPE, index, 1) >>> 1;
@@ -1524,6 +1618,8 @@ function initInstance(seed: number, instance: number): void {
   }
   st[sb + G.FREE_JOB] = pr[P.JOB_CAP]! > 0 ? 0 : NONE;
   for (let r = 0; r < pr[P.GPU_REPLICAS]!; r++) st[replicaAt(r) + RP.EVENT_AT] = NONE;
+  // each seed replays the window that starts at a request of its own
+  if (pr[P.TRACE_ROWS] !== 0) st[sb + G.TRACE_START] = random(STREAM.TRACE, 0, 0) % pr[P.TRACE_STARTS]!;
   arrivalNext();
   if (pr[P.SLOW_TARGET] !== TARGET.NONE) {
     heapPush(pr[P.SLOW_FROM]!, EV.SLOW_START, 0, 0);

@@ -23,11 +23,12 @@ export interface Trace {
   /** Output tokens (at least 1). */
   readonly output: Uint32Array;
   /**
-   * The latest earlier request whose prompt shares the most leading blocks (hash ids) with this
-   * one's, or -1 when none shares a block (and always -1 in a trace without hash ids).
+   * The earlier request whose full blocks (hash ids) are all a prefix of this one's prompt, the
+   * deepest such and of those the latest, or -1 when none is (and always -1 in a trace without
+   * hash ids): the engines cache a prompt under its parent's, which it must contain whole.
    */
   readonly parent: Int32Array;
-  /** Prompt tokens shared with `parent`: common leading blocks x 512, at most either prompt's length; 0 without one. */
+  /** Prompt tokens shared with `parent`: its full blocks x 512, at most either prompt's length; 0 without one. */
   readonly shared: Uint32Array;
   /**
    * What prefix-affinity routing hashes (never 0): the prompt's second block id + 1 (its first

@@ -82,12 +82,12 @@ class Columns {
 }
 
 /**
- * One node of the hash-id trie: the latest request whose ids passed through it, and its
+ * One node of the hash-id trie: the latest request whose whole full blocks end at it, and its
  * children by id. Most nodes have one child (a conversation's blocks follow one another), held
  * inline; a Map only once a second one comes.
  */
 class TrieNode {
-  latest = -1;
+  ending = -1;
   key = -1;
   child: TrieNode | null = null;
   more: Map<number, TrieNode> | null = null;
@@ -110,38 +110,37 @@ class TrieNode {
 }
 
 /**
- * Parent, shared prefix and route key of each request, in arrival order: `add` walks a request's
- * ids down the trie built from the earlier ones (the deepest node reached gives the common
- * prefix and the latest request through it), then inserts them, marking the request as the
- * latest along its path.
+ * Parent, shared prefix and route key of each request, in arrival order. A request's parent is
+ * the latest earlier request whose full blocks are all a prefix of its prompt, the deepest
+ * such (docs/model.md section 2): the engines cache a prompt under its parent's entry, so a
+ * parent must be wholly a prefix of its children's prompts (were it not, a request sharing
+ * only a system prompt would pin a chain of unrelated prompts). `add` walks the request's ids
+ * down the trie of earlier requests' full blocks, then marks where its own full blocks end.
  */
 class PrefixTrie {
   private readonly root = new TrieNode();
 
   add(cols: Columns, i: number, ids: readonly number[]): void {
     let node = this.root;
+    let parent = -1;
     let depth = 0;
-    while (depth < ids.length) {
-      const next = node.get(ids[depth]!);
+    for (let d = 0; d < ids.length; d++) {
+      const next = node.get(ids[d]!);
       if (next === undefined) break;
       node = next;
-      depth++;
+      if (node.ending >= 0) {
+        parent = node.ending;
+        depth = d + 1;
+      }
     }
-    if (depth === 0) {
-      cols.parent[i] = -1;
-      cols.shared[i] = 0;
-    } else {
-      const parent = node.latest;
-      cols.parent[i] = parent;
-      cols.shared[i] = Math.min(depth * TRACE_BLOCK_TOKENS, cols.input[parent]!, cols.input[i]!);
-    }
+    cols.parent[i] = parent;
+    cols.shared[i] = parent < 0 ? 0 : Math.min(depth * TRACE_BLOCK_TOKENS, cols.input[parent]!, cols.input[i]!);
     cols.routeKey[i] = ids.length === 0 ? 0 : (ids.length >= 2 ? ids[1]! : ids[0]!) + 1;
-    // mark the shared part, then grow the rest of the path
+    const full = Math.min(ids.length, Math.floor(cols.input[i]! / TRACE_BLOCK_TOKENS));
+    if (full === 0) return;
     node = this.root;
-    for (let d = 0; d < ids.length; d++) {
-      node = (d < depth ? node.get(ids[d]!) : undefined) ?? node.add(ids[d]!);
-      node.latest = i;
-    }
+    for (let d = 0; d < full; d++) node = node.get(ids[d]!) ?? node.add(ids[d]!);
+    node.ending = i;
   }
 }
 

@@ -66,7 +66,7 @@ export interface SweepRunOptions {
 
 /** The problem a grid point stands for. */
 export function pointProblem(sweep: Sweep, point: GridPoint) {
-  const problem = problemFromObject(sweep.problemRaw, point.sets, sweep.problemSource);
+  const problem = problemFromObject(sweep.problemRaw, point.sets, sweep.problemSource, sweep.traceDirs);
   return sweep.confidence === problem.confidence ? problem : { ...problem, confidence: sweep.confidence };
 }
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { invalidProblem, invalidSweep, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
-import { problemFromObject, readInputFile, readYaml, selectCases } from '../problem/parse.js';
+import { problemFromObject, readInputFile, readYaml, selectCases, type TraceDirs } from '../problem/parse.js';
 import { isPlainObject } from '../problem/schema-walk.js';
 import type { EngineChoice } from '../run/types.js';
 
@@ -100,6 +100,11 @@ export interface Sweep {
   /** The problem before the grid's overrides, as raw input (validated). */
   readonly problemRaw: unknown;
   readonly problemSource: string;
+  /**
+   * Where its `traffic.trace` resolves: the problem file's folder, and for a grid's values the
+   * sweep's; absent for a sweep sent as an object (HTTP, queue), whose traces are problems/'s.
+   */
+  readonly traceDirs?: TraceDirs;
   readonly problem: Problem;
   readonly axes: readonly GridAxis[];
   readonly points: readonly GridPoint[];
@@ -181,23 +186,25 @@ function axisType(values: readonly GridValue[]): GridAxis['type'] {
  * name a file as the sweep does, relative to its folder (a shipped one by its file name), never
  * by the absolute path: a server's errors must not describe its disk.
  */
-function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string } {
-  if (typeof problem !== 'string') return { raw: problem, source: 'inline problem' };
+function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string; dir: string | undefined } {
+  if (typeof problem !== 'string') return { raw: problem, source: 'inline problem', dir: baseDir };
   const shipped = isShippedId(problem);
   if (!shipped && baseDir === undefined) {
     throw invalid('problem', `"${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`);
   }
   const source = shipped ? `${problem}.yaml` : problem;
   let text: string;
+  let path: string;
   try {
-    text = readInputFile(shipped ? resolve(shippedProblems, source) : resolve(baseDir!, problem), 'problem file', source);
+    path = shipped ? resolve(shippedProblems, source) : resolve(baseDir!, problem);
+    text = readInputFile(path, 'problem file', source);
   } catch (err) {
     if (!(err instanceof ServesimError)) throw err;
     // the sweep's field is to blame: a file it cannot read is an invalid sweep, one too large stays so
     if (err.code !== 'SERVESIM_FILE_UNREADABLE') throw new ServesimError(err.code, err.message, 'problem');
     throw invalid('problem', shipped ? `no shipped problem "${problem}"` : err.message);
   }
-  return { raw: readYaml(text, source, (issues) => invalidProblem(issues, source)).value, source };
+  return { raw: readYaml(text, source, (issues) => invalidProblem(issues, source)).value, source, dir: baseDir === undefined ? undefined : dirname(path) };
 }
 
 /**
@@ -221,8 +228,10 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     throw invalidSweep(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(sweep)', message: i.message })));
   }
   const file = parsed.data;
-  const { raw: problemRaw, source } = resolveProblem(file.problem, options.baseDir);
-  const problem = problemFromObject(problemRaw, [], source);
+  const { raw: problemRaw, source, dir } = resolveProblem(file.problem, options.baseDir);
+  // a local caller's (baseDir) traces may be anywhere; an object's only in problems/
+  const traceDirs: TraceDirs | undefined = dir === undefined || options.baseDir === undefined ? undefined : { file: dir, set: options.baseDir };
+  const problem = problemFromObject(problemRaw, [], source, traceDirs);
 
   // counted from the axes: nothing is listed or checked before the size is known to be allowed
   const count = gridPoints(file.grid);
@@ -265,7 +274,7 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
   // every point must make a valid problem: a bad value fails now, not after hours of work
   for (const point of points) {
     try {
-      problemFromObject(problemRaw, point.sets, source);
+      problemFromObject(problemRaw, point.sets, source, traceDirs);
     } catch (err) {
       // the override error names the path; say which grid point carried it
       const at = axes.map((a, i) => `${a.path}=${String(point.values[i])}`).join(', ');
@@ -278,6 +287,7 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     title: file.title ?? problem.title,
     problemRaw,
     problemSource: source,
+    ...(traceDirs === undefined ? {} : { traceDirs }),
     problem,
     axes,
     points,
