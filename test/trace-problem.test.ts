@@ -2,9 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compile } from '../src/engine/compile.js';
+import { layoutConstants } from '../src/engine/layout.js';
 import { ServesimError } from '../src/errors.js';
 import type { RequestWorkload } from '../src/model/problem.js';
+import { LIMITS } from '../src/problem/limits.js';
 import { loadProblem, parseProblem, problemFromObject } from '../src/problem/parse.js';
+
+const P_CACHE_CAP = layoutConstants()['P_CACHE_CAP']!;
 
 const s = (x: number): number => x * 1_000_000;
 
@@ -129,13 +134,13 @@ describe('a problem with traffic.trace', () => {
     expect(found).toContainEqual(expect.stringMatching(/^traffic\.rateScale: traces\/t\.jsonl spans 49\.5s; .* past the .* the engines keep in u32 microseconds/));
   });
 
-  it("holds the KV cache to the trace's requests: its smallest must fit, its blocks be indexable", () => {
+  it("holds the KV cache to the trace's requests: its smallest must fit; past the index's limit, entries evict", () => {
     expect(issues(() => load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 619 } })))).toEqual([
       expect.stringMatching(/^gpu\.kvTokens: 619 tokens cannot hold the smallest request of traces\/t\.jsonl \(request 1, prompt \+ output\), 620 tokens/),
     ]);
-    expect(issues(() => load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 3_000_000 } })))).toEqual([
-      expect.stringMatching(/^gpu\.kvTokens: 3000000 tokens hold 5869 cache entries of a block of traffic\.trace \(512 tokens\)/),
-    ]);
+    // 5,869 blocks' worth of prompts: the index holds the engines' 4,096, and a new one evicts
+    const big = load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 3_000_000 } }));
+    expect(compile(big, big.cases[0]!).params[P_CACHE_CAP]).toBe(LIMITS.cacheEntries);
   });
 
   it("reports a bad trace line as the problem's traffic.trace issue, with the problem's line", () => {

@@ -216,14 +216,15 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     }
     p[P.PREFILL_NS_PER_TOKEN] = nsPerToken;
     p[P.CHUNK] = gpu.profile.chunk;
-    // a trace's entries can be smaller than a block: past this many, an entry evicts another
-    const smallestEntry = trace !== null
-      ? TRACE_BLOCK_TOKENS
-      : workload.kind === 'request'
-        ? Math.min(...workload.prefixes.map((x) => x.tokens))
-        : workload.kind === 'task' ? workload.system : gpu.kvTokens;
+    const smallestEntry = workload.kind === 'request'
+      ? Math.min(...workload.prefixes.map((x) => x.tokens))
+      : workload.kind === 'task' ? workload.system : gpu.kvTokens;
+    // a trace's entries can be smaller than a block: a table of a block's each, at most the
+    // engines' limit, past which a new entry evicts another (simulate.ts cacheInsert)
+    const cacheCap = trace !== null
+      ? Math.min(LIMITS.cacheEntries, cacheEntries(gpu.kvTokens, TRACE_BLOCK_TOKENS, gpu.slots))
+      : cacheEntries(gpu.kvTokens, smallestEntry, gpu.slots);
     // the parser refuses more (src/problem/build.ts); this guards compile's other callers
-    const cacheCap = cacheEntries(gpu.kvTokens, smallestEntry, gpu.slots);
     if (cacheCap > LIMITS.cacheEntries) {
       throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');
     }

@@ -6,7 +6,7 @@
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
 import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
-import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
+import { traceSpan, type Trace } from '../model/trace.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
 import { DEFAULT_KV_TOKENS, listPrice } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
@@ -231,10 +231,10 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
     const terms = parts.map(([field, n]) => `${field} ${n}`).join(' + ');
     out.push({ path: 'gpu.kvTokens', message: `${kvText(file.gpu)} cannot hold ${what}, ${least} tokens (${terms})` });
   }
-  // each replica indexes its cached contexts; the smallest one decides how many fit
-  // a trace's cached entries can be as small as one block (compile.ts sizes CACHE_CAP so)
+  // each replica indexes its cached contexts; the smallest one decides how many fit (a
+  // trace's table is cut at the limit instead: an entry past it evicts another, compile.ts)
   const smallest = trace !== null
-    ? (['a block of traffic.trace', TRACE_BLOCK_TOKENS] as const)
+    ? undefined
     : w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
   const entries = smallest === undefined ? 0 : cacheEntries(kv, smallest[1], slots);
   if (smallest !== undefined && entries > LIMITS.cacheEntries) {
