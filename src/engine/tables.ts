@@ -22,9 +22,13 @@ export function buildTable(dist: Distribution): Uint32Array {
   return table;
 }
 
-/** A quantile as a table word. */
+/**
+ * A quantile as a table word: rounded, but a uniform's floored. Sampling floors the
+ * interpolation between two words, so the uniform's continuous [min, max + 1) floored gives each
+ * whole number of min..max alike; its words rounded up would let max + 1 through.
+ */
 function word(v: number, dist: Distribution): number {
-  const w = Math.round(v);
+  const w = dist.kind === 'uniform' ? Math.floor(v) : Math.round(v);
   // the problem layer refuses distributions past TABLE_MAX: reaching this is a bug, not input
   if (!(w >= 0 && w <= TABLE_MAX)) throw new Error(`sampling table of ${JSON.stringify(dist)} reaches ${v}, past ${TABLE_MAX}`);
   return w;
