@@ -7,9 +7,9 @@
  * ERR in layout.ts).
  *
  * For speed (issue 14; bench/results/reference-speed.md), this file alone holds a few state
- * words in module variables while initInstance and advanceInstance run, and queues deadlines in
- * a FIFO beside the heap (fifoPush, fifoPop, fifoFlush: not in the kernel); both write them back
- * to the state before they return, so the records, and the state between calls, are the
+ * words in module variables while initInstance and advanceInstance run, the two-word result
+ * counters as doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush,
+ * fifoPop, fifoFlush: not in the kernel); both write them back to the state before they return, so the records, and the state between calls, are the
  * kernel's (the heap's entries, if not in the same places of it).
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
@@ -32,6 +32,10 @@ const PREFIX_WORDS = layout.PREFIX_WORDS;
 const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
 const RING_WORDS = layout.RING_WORDS;
 const TRACE_WORDS = layout.TRACE_WORDS;
+/** The result counters of two words (each R.X with an R.X_HI after it). */
+const WIDE_RESULTS = Int32Array.from(
+  Object.entries(layout.layoutConstants()).filter(([name]) => name.startsWith('R_') && name.endsWith('_HI')).map(([, hi]) => hi - 1),
+);
 const draw = rng.draw;
 const instanceKey = rng.instanceKey;
 const sampleTable = rng.sampleTable;
@@ -71,6 +75,11 @@ var heapCap = 0;
 // The instance's random key (G.KEY), which never changes once initInstance has drawn it; as
 // an i32 (draw only xors it), so that V8 never boxes it.
 var randomKey = 0;
+/** The two-word result counters while advanceInstance runs (add64). */
+var sums = new Float64Array(layout.RESULT_SCALARS);
+/** The measured window (P.WARMUP, P.MEASURE_END), read by every measured(). */
+var warmupAt = 0;
+var measureEndAt = 0;
 // Where this instance's app replicas, server replicas and GPU replicas start, a replica's
 // words, and where its cache entries start in it: replicaAt and entryAt run in every loop over
 // a batch or a cache, and would read three or four params each time.
@@ -93,7 +102,7 @@ function result(field: number): number {
 // written to stay within V8's small-function size (27 bytes of bytecode), which it inlines
 // wherever it is called
 function count(field: number): void {
-  st[result(field)]!++;
+  st[rs + field]!++;
 }
 
 /** Counts a value in the histogram at params[offset] (a P.OFF_HIST_*). */
@@ -104,33 +113,36 @@ function histCount(offset: number, v: number): void {
 
 // ---- arithmetic -------------------------------------------------------------------------
 
-/** Adds a u32 to a two-word result counter. */
+/**
+ * Adds a u32 to a two-word result counter. Here the counter is a double in `sums` while
+ * advanceInstance runs (sumsLoad, sumsStore): exact to 2^53, far past any run's sums, and one
+ * add where the kernel carries between two words.
+ */
 function add64(field: number, v: number): void {
-  const at = result(field);
-  const old = st[at]!;
-  const lo = (old + v) >>> 0;
-  if (lo < old) st[at + 1] = (st[at + 1]! + 1) >>> 0;
-  st[at] = lo;
+  sums[field] += v;
 }
 
-/** Adds a x b (u32 x u32) to a two-word result counter, in 16-bit pieces. */
+/** Adds a x b (u32 x u32) to a two-word result counter: a product below 2^53 (a is a time, b a batch of at most 2^21). */
 function mulAdd64(field: number, a: number, b: number): void {
-  // a x b below 2^32 (the double product is exact to 2^53, and rounds past 2^32 to past 2^32)
-  if (a * b <= 0xffffffff) {
-    add64(field, a * b);
-    return;
+  sums[field] += a * b;
+}
+
+/** The two-word result counters into `sums`, as doubles. */
+function sumsLoad(): void {
+  for (let k = 0; k < WIDE_RESULTS.length; k++) {
+    const f = WIDE_RESULTS[k]!;
+    sums[f] = st[rs + f]! + st[rs + f + 1]! * 0x100000000;
   }
-  const al = a & 0xffff;
-  const ah = a >>> 16;
-  const bl = b & 0xffff;
-  const bh = b >>> 16;
-  const lh = al * bh;
-  const hl = ah * bl;
-  add64(field, al * bl);
-  add64(field, (lh << 16) >>> 0);
-  add64(field, (hl << 16) >>> 0);
-  const hi = result(field) + 1;
-  st[hi] = (st[hi]! + (lh >>> 16) + (hl >>> 16) + ah * bh) >>> 0;
+}
+
+/** `sums` back into their two words, low first (wrapping at 2^64, as the kernel's would). */
+function sumsStore(): void {
+  for (let k = 0; k < WIDE_RESULTS.length; k++) {
+    const f = WIDE_RESULTS[k]!;
+    const high = Math.floor(sums[f]! / 0x100000000);
+    st[rs + f] = sums[f]! - high * 0x100000000;
+    st[rs + f + 1] = high >>> 0;
+  }
 }
 
 /** floor(a x milli / 1000) without passing 2^32 on the way. */
@@ -159,10 +171,8 @@ export function ceilMulDiv(m: number, t1: number, b: number): number {
 /** Microseconds of [from, to) inside the measured window. */
 function measured(from: number, to: number): number {
   // comparisons rather than Math.max and Math.min, which V8 compiles to float64 operations
-  const warmup = pr[P.WARMUP]!;
-  const end = pr[P.MEASURE_END]!;
-  const lo = from > warmup ? from : warmup;
-  const hi = to < end ? to : end;
+  const lo = from > warmupAt ? from : warmupAt;
+  const hi = to < measureEndAt ? to : measureEndAt;
   return hi > lo ? hi - lo : 0;
 }
 
@@ -1260,7 +1270,7 @@ function traceArrivalNext(index: number): void {
 function arrival(): void {
   const index = st[sb + G.NEXT_INDEX]!;
   st[sb + G.NEXT_INDEX] = index + 1;
-  const counted = now >= pr[P.WARMUP]! && now < pr[P.MEASURE_END]! ? 1 : 0;
+  const counted = now >= warmupAt && now < measureEndAt ? 1 : 0;
   if (counted !== 0) count(R.ARRIVALS);
   arrivalNext();
   let app = 0;
@@ -1581,7 +1591,8 @@ function advanceInstance(until: number): boolean {
   heapSeq = st[sb + G.SEQ]!;
   fifoHead = 0;
   fifoLen = 0;
-  // counted here, added to R.EVENTS once (a double: exact far past 2^32)
+  sumsLoad();
+  // counted here, added to R.EVENTS once
   let events = 0;
   while (st[sb + G.DONE] === 0 && nextEvent(until)) {
     now = evTime;
@@ -1592,9 +1603,8 @@ function advanceInstance(until: number): boolean {
     if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
-  const high = Math.floor(events / 0x100000000);
-  add64(R.EVENTS, events - high * 0x100000000);
-  st[result(R.EVENTS) + 1] = (st[result(R.EVENTS) + 1]! + high) >>> 0;
+  sums[R.EVENTS] += events;
+  sumsStore();
   fifoFlush();
   st[sb + G.NOW] = now;
   st[sb + G.HEAP_LEN] = heapLen;
@@ -1660,6 +1670,8 @@ function bind(buffers: EngineBuffers, instance: number): void {
   replicaStride = pr[P.REPLICA_STRIDE]!;
   entryOffset = REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]!;
   heapCap = pr[P.HEAP_CAP]!;
+  warmupAt = pr[P.WARMUP]!;
+  measureEndAt = pr[P.MEASURE_END]!;
   fifoDelay = pr[P.TIMEOUT]!;
   if (fifo.length < heapCap * HEAP_WORDS) fifo = new Uint32Array(heapCap * HEAP_WORDS);
 }
