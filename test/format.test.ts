@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../src/model/problem.js';
 import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
-import { csvField, formatCsv, formatJson, formatTable } from '../src/report/format.js';
+import { csvField, formatCsv, formatJson, formatTable } from '../src/run/format.js';
 import type { RunResult } from '../src/run/types.js';
 
 /** A row of a request workload: NaN where it has no such component. */

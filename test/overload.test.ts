@@ -9,7 +9,7 @@ import { P } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
 import { runHints } from '../src/hint/search.js';
 import { loadProblem } from '../src/problem/parse.js';
-import { formatCsv, formatJson, formatTable } from '../src/report/format.js';
+import { formatCsv, formatJson, formatTable } from '../src/run/format.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
 import { sweepToArrow } from '../src/sweep/arrow.js';
 import { formatSweepTable } from '../src/sweep/format.js';

@@ -3,7 +3,7 @@
  * per problem. Failing a goal is a result, not an error: the exit status is 0 either way.
  */
 import type { Problem, Scenario } from '../model/problem.js';
-import { formatCsv, formatJson, formatTable } from '../report/format.js';
+import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { readProblemArgument } from './hint-command.js';

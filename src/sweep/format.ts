@@ -1,11 +1,11 @@
 /**
  * Sweep results as text: a table for people, JSON and CSV for programs (Arrow: arrow.ts). One
  * row per (grid point, case): the grid columns first, then `servesim run`'s summary columns,
- * encoded as report/format.ts encodes them (NaN and Infinity: null in JSON, as in Arrow).
+ * encoded as run/format.ts encodes them (NaN and Infinity: null in JSON, as in Arrow).
  */
 import { goalsInMilliseconds } from '../model/problem.js';
 import { SUMMARY_COLUMNS } from '../model/summary.js';
-import { csvField, formatCsv, formatTable, summaryToJson, type JsonCell } from '../report/format.js';
+import { csvField, formatCsv, formatTable, summaryToJson, type JsonCell } from '../run/format.js';
 import type { SweepOutcome } from './run.js';
 import type { GridPoint, GridValue, Sweep } from './spec.js';
 
@@ -96,7 +96,7 @@ export function formatSweepTable(sweep: Sweep, outcome: SweepOutcome): string {
   return out.join('\n') + '\n';
 }
 
-/** Display width: code points, as report/format.ts counts them. */
+/** Display width: code points, as run/format.ts counts them. */
 function width(text: string): number {
   return [...text].length;
 }

@@ -5,7 +5,7 @@
  */
 import { goalsInMilliseconds, type Goals } from '../model/problem.js';
 import { SUMMARY_COLUMNS, busiestComponent, type CaseSummary } from '../model/summary.js';
-import type { RunResult } from '../run/types.js';
+import type { RunResult } from './types.js';
 
 /** What the table's header lines say about the run; `RunMeta` fits, plus the title. */
 export interface TableMeta {
