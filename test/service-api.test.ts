@@ -41,6 +41,10 @@ describe('problems', () => {
     const mmc = await app.inject('/v1/problems/mmc');
     expect(mmc.statusCode).toBe(200);
     expect(mmc.json()).toMatchObject({ id: 'mmc', goals: { success: 0.99, p99: 2_000_000 }, server: { slots: 4 } });
+    // a trace as what it is, not its 12,031 rows
+    const trace = await app.inject('/v1/problems/conversation-trace');
+    expect(trace.json().traffic.trace).toEqual({ file: 'traces/mooncake-conversation.jsonl', format: 'mooncake', requests: 12_031, spanMicros: 3_536_999_000 });
+    expect(trace.body.length).toBeLessThan(10_000);
 
     const missing = await app.inject('/v1/problems/no-such');
     expect(missing.statusCode).toBe(404);

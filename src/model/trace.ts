@@ -42,3 +42,15 @@ export interface Trace {
 export function traceSpan(trace: Trace): number {
   return trace.requests === 0 ? 0 : trace.at[trace.requests - 1]! - trace.at[0]!;
 }
+
+/** What a trace is, for a listing (the service's typed problem): its rows stay out. */
+export interface TraceListing {
+  readonly file: string;
+  readonly format: TraceFormat;
+  readonly requests: number;
+  readonly spanMicros: number;
+}
+
+export function traceListing(trace: Trace): TraceListing {
+  return { file: trace.file, format: trace.format, requests: trace.requests, spanMicros: traceSpan(trace) };
+}

@@ -4,7 +4,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { goalsInMilliseconds, type GoalsInMilliseconds, type Problem } from '../model/problem.js';
+import { goalsInMilliseconds, type GoalsInMilliseconds, type Problem, type Traffic } from '../model/problem.js';
+import { traceListing, type TraceListing } from '../model/trace.js';
 import { loadProblem } from '../problem/parse.js';
 import { shippedProblemsDir } from '../sweep/spec.js';
 import { ServiceError } from './errors.js';
@@ -46,11 +47,13 @@ export class ProblemCatalog {
     }));
   }
 
-  get(id: string): Problem {
+  /** The typed problem; a trace as what it is (file, format, requests, span), not its rows. */
+  get(id: string): Omit<Problem, 'traffic'> & { traffic: Omit<Traffic, 'trace'> & { trace: TraceListing | null } } {
     const problem = this.problems().get(id);
     if (problem === undefined) {
       throw new ServiceError('SERVESIM_NOT_FOUND', 404, `no shipped problem "${id}"; known: ${this.ids().join(', ')}`);
     }
-    return problem;
+    const { trace } = problem.traffic;
+    return { ...problem, traffic: { ...problem.traffic, trace: trace === null ? null : traceListing(trace) } };
   }
 }
