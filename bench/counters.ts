@@ -132,11 +132,16 @@ async function otherEngine(origin: Origin, dir: string): Promise<Engine> {
     constants,
     simulate: { init: simulate.init, advance: simulate.advance, extract: result.extractResult },
     configOf: (work) => {
-      // the base engine reads the params as laid out then: its own compile lays them out
+      // the base engine reads the params as laid out then: its own compile lays them out; but
+      // the sampling tables are this checkout's, so both engines draw the same numbers (a
+      // fix to how a table is built is not the engine's speed, and would fail the equality)
       const problem = 'file' in work.source
         ? parse.loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
         : parse.parseProblem(work.source.yaml, work.source.name, work.sets);
-      return patched(compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]), constants, work.patch);
+      const own = compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]) as EngineConfig;
+      const { tables } = current.configOf(work);
+      if (tables.length !== own.tables.length) throw new Error(`${workLabel(work)}: the other engine's tables are laid out otherwise (${own.tables.length} words, ${tables.length} here)`);
+      return patched({ ...own, tables }, constants, work.patch);
     },
   };
 }
@@ -267,12 +272,12 @@ const WRAPPING: { source: Source; sets: string[]; caseName: string; instances: n
 const SHORT = [1, 100, 5000];
 
 const SPEED_WORK: { work: Work; instances: number }[] = [
-  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 48 },
-  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'hot-prefix' }, sets: [], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'coding-agents' }, sets: [], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'mmc' }, sets: [], caseName: 'as-given' }, instances: 192 },
+  { work: { source: { file: 'hot-prefix' }, sets: ['router.policy=least-loaded', 'gpu.slots=16'], caseName: 'as-given' }, instances: 64 },
+  { work: { source: { file: 'hot-prefix' }, sets: [], caseName: 'as-given' }, instances: 64 },
+  { work: { source: { file: 'coding-agents' }, sets: [], caseName: 'as-given' }, instances: 64 },
+  { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 64 },
+  { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 64 },
 ];
 const SPEED_ROUNDS = 15;
 
