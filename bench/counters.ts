@@ -349,7 +349,7 @@ function referenceReport(old: Engine, base: string): string {
     '',
     `Command: \`npm run bench:reference -- ${base}\`: the reference engine at ${base} against this checkout's, one thread, in one process.`,
     '',
-    `Speed: the same instances on both engines, ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed; simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
+    `Speed: the same instances on both engines, ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
     '',
     '| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
