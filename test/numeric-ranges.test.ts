@@ -83,7 +83,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'prefix-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, chunk: 1024, profile: '8b-h100' },
     failures: [failure('gpu')],
     // a trace's arrivals have no Poisson rate to burst
     scenarios: { [CASE]: { rateScale: 1.5, slowdown: { target: 'gpu', factor: 2, from: '5s', to: '25s' }, failures: [failure('gpu')] } },

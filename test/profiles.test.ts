@@ -165,6 +165,15 @@ describe('gpu.profile by catalogue id', () => {
     expect(problemOn({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 4 }).gpu!.profile.tp).toBe(4);
   });
 
+  it('takes the deployment\'s chunk (gpu.chunk) over the profile\'s, as the engines run it; one past u32 nanoseconds is refused naming gpu.chunk', () => {
+    const p = problemOn('llama-3.1-8b-instruct/h100/tp1', { chunk: 4096 });
+    expect(p.gpu!.profile).toMatchObject({ name: 'llama-3.1-8b-instruct/h100/tp1', chunk: 4096 });
+    expect(compile(p, p.cases[0]!).params[P.CHUNK]).toBe(4096);
+    expect(problemOn('llama-3.1-8b-instruct/h100/tp1').gpu!.profile.chunk).toBe(2048);
+    const slow = { base: '8ms', perSeq: '250us', prefillRate: 0.001, chunk: 1 };
+    expect(thrown(() => problemOn(slow, { chunk: 5000 })).issues.map((i) => i.path)).toEqual(['gpu.chunk']);
+  });
+
   it('works from a file and through --set, as any profile name does', () => {
     const p = loadProblem('problems/hot-prefix.yaml', ['gpu.profile=qwen2.5-7b-instruct/a100-80/tp4']);
     expect(p.gpu?.profile.name).toBe('qwen2.5-7b-instruct/a100-80/tp4');

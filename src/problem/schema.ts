@@ -418,6 +418,23 @@ const gpu = z.strictObject({
   pricePerHour: real({ gt: 0, lte: MAX_PRICE_PER_HOUR, limit: 'dollars per GPU-hour' }).optional().meta({
     description: "Dollars per GPU-hour. Default: the on-demand list price of the catalogue profile's GPU type (problems/profiles/prices.yaml); none for the built-in and inline profiles.",
   }),
+  // a deployment's setting, not the hardware's: a catalogue profile's 2048 is BLIS's default
+  chunk: int(1, LIMITS.tokens, 'token counts').optional().meta({
+    description: "Most prompt tokens one batch iteration prefills (vLLM's max_num_batched_tokens). Default: the profile's (2048 for the built-in and catalogue ones).",
+  }),
+}).transform((g, ctx) => {
+  if (g.chunk === undefined) return g;
+  const chunkNs = Math.round(1e6 / g.profile.prefillRate) * g.chunk;
+  if (chunkNs > U32_MAX) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['chunk'],
+      message: `prefilling one chunk of ${g.chunk} tokens at ${g.profile.name}'s rate would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
+      input: g.chunk,
+    });
+    return z.NEVER;
+  }
+  return { ...g, profile: { ...g.profile, chunk: g.chunk } };
 });
 
 const tools = z.strictObject({
