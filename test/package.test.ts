@@ -55,6 +55,12 @@ describe('the packed package, installed with --omit=optional', () => {
     expect(result.rows.every((row) => row.seeds === 4)).toBe(true);
   });
 
+  it('replays the shipped trace by the trace problem\'s id, from wherever it is installed', () => {
+    const r = servesim('run', 'conversation-trace', '--seeds', '2', '--case', 'as-given', '--format', 'json');
+    expect(r.code, r.err).toBe(0);
+    expect((JSON.parse(r.out) as { rows: { requests: number }[] }).rows[0]!.requests).toBeGreaterThan(0);
+  });
+
   it('sweeps a shipped sweep file and reports it as HTML', () => {
     let r = servesim('sweep', join(installed, 'sweeps', 'mmc.yaml'), '--seeds', '2', '--out', 'mmc.arrow');
     expect(r.code, r.err).toBe(0);
