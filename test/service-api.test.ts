@@ -87,7 +87,7 @@ describe('health, documentation, unknown routes', () => {
     const body = sweeps.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(false);
     expect(body.required).toEqual(['problem', 'grid']);
-    expect(Object.keys(sweeps.responses['200'].content)).toEqual(['application/vnd.apache.arrow.stream', 'application/json', 'text/csv']);
+    expect(Object.keys(sweeps.responses['200'].content)).toEqual(['application/vnd.apache.arrow.stream', 'application/vnd.apache.parquet', 'application/json', 'text/csv']);
     expect(sweeps.responses['429'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
     expect(doc.paths['/v1/jobs/{id}'].delete.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     expect(doc.paths['/v1/jobs/{id}/result'].get.parameters[1]).toMatchObject({ name: 'partial', in: 'query', required: false });

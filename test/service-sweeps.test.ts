@@ -11,6 +11,7 @@ import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
 import type { SweepRunner } from '../src/service/streaming-run.js';
 import { runSweep, type SweepOutcome } from '../src/sweep/run.js';
+import { parquetReadObjects } from 'hyparquet';
 
 /** Two quick points of the M/M/4 problem (one case), two seeds each. */
 const SMALL = { problem: 'mmc', grid: { 'server.slots': [4, 5] }, seeds: 2 };
@@ -81,6 +82,15 @@ describe('POST /v1/sweeps answers the table', () => {
     const lines = csv.body.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^server\.slots,case,seeds,/);
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['4,as-given', '5,as-given']);
+  });
+
+  it('as Parquet when Accept asks', async () => {
+    const res = await post(SMALL, 'application/vnd.apache.parquet');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/vnd.apache.parquet');
+    const file = res.rawPayload.buffer.slice(res.rawPayload.byteOffset, res.rawPayload.byteOffset + res.rawPayload.byteLength);
+    const rows = await parquetReadObjects({ file });
+    expect(rows.map((r) => [r['server.slots'], r['case']])).toEqual([[4, 'as-given'], [5, 'as-given']]);
   });
 
   it('refuses an Accept it cannot meet with 406', async () => {

@@ -1,23 +1,26 @@
 /**
  * A sweep's table in the format the client's Accept header asks for: Arrow IPC stream (the
- * default), JSON or CSV. Every format has one row per (grid point, case), grid columns first.
+ * default), Parquet, JSON or CSV. Every format has one row per (grid point, case), grid columns first.
  */
 import { ARROW_STREAM_TYPE, sweepToArrow } from '../sweep/arrow.js';
 import { formatSweepCsv, formatSweepJson } from '../sweep/format.js';
+import { PARQUET_TYPE, sweepToParquet } from '../sweep/parquet.js';
 import type { SweepOutcome } from '../sweep/run.js';
 import type { Sweep } from '../sweep/spec.js';
 import { ServiceError } from './errors.js';
 
-export type TableFormat = 'arrow' | 'json' | 'csv';
+export type TableFormat = 'arrow' | 'parquet' | 'json' | 'csv';
 
 export const TABLE_MEDIA_TYPES: Readonly<Record<TableFormat, string>> = {
   arrow: ARROW_STREAM_TYPE,
+  parquet: PARQUET_TYPE,
   json: 'application/json',
   csv: 'text/csv',
 };
 
 const BY_MEDIA_TYPE: Readonly<Record<string, TableFormat>> = {
   [ARROW_STREAM_TYPE]: 'arrow',
+  [PARQUET_TYPE]: 'parquet',
   'application/json': 'json',
   'text/csv': 'csv',
   'application/*': 'arrow',
@@ -49,6 +52,8 @@ export function encodeTable(format: TableFormat, sweep: Sweep, outcome: SweepOut
   switch (format) {
     case 'arrow':
       return { type: ARROW_STREAM_TYPE, body: sweepToArrow(sweep, outcome.rows, outcome.meta) };
+    case 'parquet':
+      return { type: PARQUET_TYPE, body: sweepToParquet(sweep, outcome.rows, outcome.meta) };
     case 'json':
       return { type: 'application/json; charset=utf-8', body: formatSweepJson(sweep, outcome) };
     case 'csv':

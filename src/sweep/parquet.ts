@@ -16,6 +16,9 @@ const PARQUET_TYPES: Readonly<Record<ColumnType, BasicType>> = {
   string: 'STRING',
 };
 
+/** Parquet's media type (IANA, 2024). */
+export const PARQUET_TYPE = 'application/vnd.apache.parquet';
+
 /** The rows as a Parquet file. `stopped`: why the sweep stopped early, when `rows` lack some grid points. */
 export function sweepToParquet(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, stopped?: string): Uint8Array {
   const { groups, held } = groupByPoint(rows, stopped);
