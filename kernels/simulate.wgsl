@@ -1145,16 +1145,17 @@ fn arrivalNext() {
   st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, now + gap, now < end && gap < end - now);
 }
 
-/** The trace's next request, at its time after the window's first (the trace sorted, so never before now). */
+/**
+ * The trace's next request: the window's first at once, each later one its gap after the one
+ * before (now); compared on the room left, as now + gap can pass 2^32 (and wrap here).
+ */
 fn traceArrivalNext(index: u32) {
-  let start = st[ix(sb + G_TRACE_START)];
-  let row = start + index;
-  var next = NONE;
-  if (row < param(P_TRACE_ROWS)) {
-    let at = traceWord(row, TR_AT) - traceWord(start, TR_AT);
-    if (at < param(P_ARRIVAL_END)) { next = at; }
-  }
-  st[ix(sb + G_NEXT_ARRIVAL)] = next;
+  let now = st[ix(sb + G_NOW)];
+  let row = st[ix(sb + G_TRACE_START)] + index;
+  let end = param(P_ARRIVAL_END);
+  var gap = 0u;
+  if (index != 0u && row < param(P_TRACE_ROWS)) { gap = traceWord(row, TR_GAP); }
+  st[ix(sb + G_NEXT_ARRIVAL)] = select(NONE, now + gap, row < param(P_TRACE_ROWS) && now < end && gap < end - now);
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */

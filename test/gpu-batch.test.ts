@@ -34,10 +34,12 @@ const traceGrid = [
   grid[0]!,
   traceProblem('gpu-trace-a', traceLines, 'duration: 10s, warmup: 5s', 'replicas: 2, slots: 4, kvTokens: 6000', 'prefix-affinity').config,
   traceProblem('gpu-trace-b', traceLines, 'duration: 10s, warmup: 5s', 'replicas: 3, slots: 4, kvTokens: 6000', 'cache-aware').config,
+  // a gap of 72 minutes, past the u32 clock, that some windows reach
+  traceProblem('gpu-trace-gap', conversations(4_000).map((l, i) => ({ ...l, timestamp: i * 100 + (i < 2_000 ? 0 : 4_320_000) })), 'duration: 20s, warmup: 5s', 'replicas: 2, slots: 4, kvTokens: 6000', 'prefix-affinity').config,
 ];
 const traceBatch: EngineBatch = {
   configs: traceGrid,
-  runs: traceGrid.map((_, k) => ({ config: k, seed: SEEDS[k % 2]!, first: k, count: 3 })),
+  runs: traceGrid.map((_, k) => ({ config: k, seed: SEEDS[k % 2]!, first: k, count: k === 3 ? 64 : 3 })),
 };
 
 // M/M/c at three sizes (seconds to compile a pipeline on llvmpipe, where hot-prefix takes minutes)

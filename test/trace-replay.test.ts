@@ -48,6 +48,20 @@ describe('a replayed trace', () => {
     expect(new Set(starts).size).toBeGreaterThan(8);
   });
 
+  it('replays a trace longer than the u32 clock, a gap of 72 minutes included, and a window never runs past a gap', () => {
+    // 2,000 requests 100 ms apart, 72 minutes of nothing, 2,000 more: the windows after the gap
+    // start 4,320 s in, past 2^32 us; those that reach the gap see its requests no sooner
+    const lines = Array.from({ length: 4_000 }, (_, i) => ({ timestamp: i * 100 + (i < 2_000 ? 0 : 4_320_000), input_length: 100, output_length: 2, hash_ids: [i] }));
+    const { config } = traceProblem('gap', lines, 'duration: 25s, warmup: 5s');
+    const results = decodeAll(config, runReference(config, 11, 0, 64));
+    for (const r of results) {
+      expect(r.arrivals).toBeLessThanOrEqual(250);
+      expect(r.successes).toBe(r.arrivals);
+    }
+    expect(results.filter((r) => r.arrivals === 250).length).toBeGreaterThan(0);
+    expect(results.filter((r) => r.arrivals < 250).length).toBeGreaterThan(0);
+  });
+
   it('replays the trace rateScale times faster', () => {
     const lines = Array.from({ length: 400 }, (_, i) => ({ timestamp: i * 100, input_length: 100, output_length: 2, hash_ids: [i] }));
     const { config } = traceProblem('faster', lines, 'duration: 5s, warmup: 1s, rateScale: 2.5');

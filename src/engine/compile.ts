@@ -83,18 +83,17 @@ interface TraceSection {
 }
 
 /**
- * The trace's rows as the engines read them (layout.ts TR), its times divided by `speed` (whole
- * microseconds, from the trace's first request). The problem layer has checked that a window
- * fits and that times stay in u32; these guards are for compile's other callers.
+ * The trace's rows as the engines read them (layout.ts TR). Its times are divided by `speed`
+ * (whole microseconds from the trace's first request, floored) and kept as gaps, so a request
+ * arrives at its time after the window's first however long the whole trace; a gap past the
+ * engines' u32 microseconds is held at the largest, which no window reaches. The problem layer
+ * has checked that a window fits; this guard is for compile's other callers.
  */
 function traceSection(trace: Trace, speed: number, windowMicros: number): TraceSection {
   const n = trace.requests;
   const at = new Float64Array(n);
   for (let i = 0; i < n; i++) at[i] = Math.floor((trace.at[i]! - trace.at[0]!) / speed);
   const last = n === 0 ? 0 : at[n - 1]!;
-  if (last > U32_LIMIT) {
-    throw new ServesimError('SERVESIM_PROBLEM_INVALID', `the trace spans ${last} us at ${speed}x, past the engines' u32 microseconds`, 'traffic.trace');
-  }
   let starts = 0;
   while (starts < n && last - at[starts]! >= windowMicros) starts += 1;
   if (starts === 0) {
@@ -104,7 +103,7 @@ function traceSection(trace: Trace, speed: number, windowMicros: number): TraceS
   const words = new Uint32Array(Math.ceil((n * TRACE_WORDS) / TABLE_WORDS) * TABLE_WORDS);
   for (let i = 0; i < n; i++) {
     const w = i * TRACE_WORDS;
-    words[w + TR.AT] = at[i]!;
+    words[w + TR.GAP] = i === 0 ? 0 : Math.min(at[i]! - at[i - 1]!, U32_LIMIT - 1);
     words[w + TR.INPUT] = trace.input[i]!;
     words[w + TR.OUTPUT] = trace.output[i]!;
     words[w + TR.PARENT] = trace.parent[i]! < 0 ? NONE : trace.parent[i]!;

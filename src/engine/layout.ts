@@ -29,13 +29,13 @@ export const PREFIX_WORDS = 2;
 /** Per ring point: hash point, replica. Sorted by point. */
 export const RING_WORDS = 2;
 /**
- * Per request of a replayed trace, in the tables from P.OFF_TRACE (P.TRACE_ROWS of them): its
- * arrival (microseconds after the trace's first, at the case's replay speed), prompt and output
+ * Per request of a replayed trace, in the tables from P.OFF_TRACE (P.TRACE_ROWS of them): the
+ * microseconds since the request before it (at the case's replay speed), prompt and output
  * tokens, the earlier request it shares the longest prefix with (NONE if none) and how many
  * tokens, and the key prefix-affinity routing hashes (0: route as a unique prompt).
  */
 export const enum TR {
-  AT, INPUT, OUTPUT, PARENT, SHARED, ROUTE, COUNT,
+  GAP, INPUT, OUTPUT, PARENT, SHARED, ROUTE, COUNT,
 }
 export const TRACE_WORDS = TR.COUNT;
 /** Per scheduled failure: target, replica (an index or a PICK), mode, from, to, detect time. */

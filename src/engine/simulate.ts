@@ -1254,16 +1254,16 @@ function arrivalNext(): void {
   st[sb + G.NEXT_ARRIVAL] = now < end && gap < end - now ? now + gap : NONE;
 }
 
-/** The trace's next request, at its time after the window's first (the trace sorted, so never before now). */
+/**
+ * The trace's next request: the window's first at once, each later one its gap after the one
+ * before (now); compared on the room left, as now + gap can pass 2^32 (and wrap in WGSL).
+ */
 function traceArrivalNext(index: number): void {
-  const start = st[sb + G.TRACE_START]!;
-  const row = start + index;
-  let next = NONE;
-  if (row < pr[P.TRACE_ROWS]!) {
-    const at = traceWord(row, TR.AT) - traceWord(start, TR.AT);
-    if (at < pr[P.ARRIVAL_END]!) next = at;
-  }
-  st[sb + G.NEXT_ARRIVAL] = next;
+  const row = st[sb + G.TRACE_START]! + index;
+  const end = pr[P.ARRIVAL_END]!;
+  let gap = 0;
+  if (index !== 0 && row < pr[P.TRACE_ROWS]!) gap = traceWord(row, TR.GAP);
+  st[sb + G.NEXT_ARRIVAL] = row < pr[P.TRACE_ROWS]! && now < end && gap < end - now ? now + gap : NONE;
 }
 
 /** A new arrival: admitted by an app replica (and the orchestrator) or rejected at once. */

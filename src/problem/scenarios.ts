@@ -38,8 +38,6 @@ const DEFAULT_DETECT_AFTER = 5_000_000;
 const PEAK_HOUR_SCALE = 1.25;
 const SLOW_DEPENDENCY_FACTOR = 2;
 const LENGTHEN = ': lengthen traffic.duration or move the window';
-/** Microseconds the engines' u32 clocks hold. */
-const U32_MICROS = 2 ** 32;
 /** The field whose times a slowdown of each target stretches. */
 const STRETCHED_FIELD: Readonly<Record<Target, string>> = { gpu: 'gpu.profile', tools: 'tools.latency', server: 'server.service', app: 'app' };
 
@@ -176,10 +174,7 @@ class CaseBuilder {
     }
   }
 
-  /**
-   * A trace replayed at the case's speed must cover warm-up and the measured window, and fit
-   * the engines' u32 microseconds: its span / (traffic.rateScale x the case's rateScale).
-   */
+  /** A trace replayed at the case's speed must cover warm-up and the measured window. */
   traceWindow(name: string, rateScale: number): void {
     const t = this.ctx.trace;
     if (t === null) return;
@@ -194,12 +189,6 @@ class CaseBuilder {
         'traffic.trace',
         `${t.file} spans ${formatDuration(t.span)}; case ${name} replays it at ${speed}, so its window, traffic.warmup + traffic.duration = ` +
           `${formatDuration(warmup + duration)}, needs ${formatDuration(Math.ceil(needed))} of it: shorten the window or lower the rateScale`,
-      );
-    } else if (replayed >= U32_MICROS) {
-      this.issue(
-        t.scaleGiven ? 'traffic.rateScale' : 'traffic.trace',
-        `${t.file} spans ${formatDuration(t.span)}; case ${name} replays it at ${speed}, so it lasts ${formatDuration(replayed)}, ` +
-          `past the ${formatDuration(U32_MICROS - 1)} the engines keep in u32 microseconds: raise the rateScale`,
       );
     }
   }
