@@ -91,3 +91,15 @@ describe('coding agents (seed 2)', () => {
     expect(more!.p99_ms).toBeGreaterThan(bounded!.p99_ms);
   });
 });
+
+describe('the conversation trace (problems/conversation-trace.yaml)', () => {
+  it('GPU memory alone keeps little to reuse, so at 4 replicas prefix affinity fails the slow dependency where cache-aware passes every case', async () => {
+    const affinity = await cases('conversation-trace', ['gpu.replicas=4', 'router.policy=prefix-affinity']);
+    const aware = await cases('conversation-trace', ['gpu.replicas=4', 'router.policy=cache-aware']);
+    for (const row of [...affinity, ...aware]) expect(row.kv_hit_rate).toBeLessThan(0.1);
+    expect(aware.every((row) => row.passes)).toBe(true);
+    const slow = affinity.find((row) => row.case === 'slow-dependency')!;
+    expect(slow.passes).toBe(false);
+    expect(slow.pass_probability).toBeLessThan(0.8);
+  });
+});
