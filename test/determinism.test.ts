@@ -10,7 +10,7 @@ import { closePool, configFor, problemFile, testPool } from './support.js';
 
 afterAll(closePool);
 
-const PROBLEMS = ['hot-prefix', 'coding-agents', 'mmc', 'multi-tenant-prefixes', 'small-kv-cache', 'hung-replica'];
+const PROBLEMS = ['hot-prefix', 'coding-agents', 'mmc', 'multi-tenant-prefixes', 'small-kv-cache', 'hung-replica', 'conversation-trace'];
 
 describe('determinism', () => {
   for (const name of PROBLEMS) {
@@ -37,7 +37,7 @@ describe('determinism', () => {
     expect(Array.from(a)).not.toEqual(Array.from(c));
   });
 
-  for (const name of ['hot-prefix', 'coding-agents', 'mmc']) {
+  for (const name of ['hot-prefix', 'coding-agents', 'mmc', 'conversation-trace']) {
     it(`${name}: 1, 7 and 60 time windows give identical records`, () => {
       for (const caseName of ['as-given', ...(name === 'mmc' ? [] : ['server-dies', 'slow-dependency'])]) {
         const { config } = configFor(name, [], caseName);
