@@ -201,5 +201,9 @@ describe('the shipped Mooncake conversation trace', () => {
     // an hour: 3,537 s from the first request to the last
     expect(t.at[t.requests - 1]).toBe(3_536_999_000);
     expect(p.traffic.rate).toBeCloseTo(12_031 / 3_536.999, 9);
+    // docs/model.md section 2: the parent rule leaves 35.0% of prompt tokens shareable
+    const shared = t.shared.reduce((n, x) => n + x, 0);
+    const input = t.input.reduce((n, x) => n + x, 0);
+    expect((100 * shared / input).toFixed(1)).toBe('35.0');
   });
 });

@@ -40,22 +40,23 @@ export function batchParams(configs: readonly EngineConfig[]): BatchParams {
   const params = new Uint32Array(configs.reduce((n, c) => n + c.params.length, 0));
   // configurations with the same tables share one copy: a trace is read once per batch
   const blocks: { tables: Uint32Array; at: number }[] = [];
+  let tableWords = 0;
   const starts = configs.map((config) => {
     const same = blocks.find((b) => sameWords(b.tables, config.tables));
     if (same !== undefined) return same.at;
-    const at = blocks.reduce((n, b) => n + b.tables.length, 0);
-    blocks.push({ tables: config.tables, at });
-    return at;
+    blocks.push({ tables: config.tables, at: tableWords });
+    tableWords += config.tables.length;
+    return tableWords - config.tables.length;
   });
-  const tables = new Uint32Array(blocks.reduce((n, b) => n + b.tables.length, 0));
+  const tables = new Uint32Array(tableWords);
   for (const b of blocks) tables.set(b.tables, b.at);
   const bases: number[] = [];
   let base = 0;
   configs.forEach((config, k) => {
-    const tableWords = starts[k]!;
+    const start = starts[k]!;
     params.set(config.params, base);
-    for (const word of TABLE_PARAMS) params[base + word] = config.params[word]! + tableWords / TABLE_WORDS;
-    if (config.params[P.TRACE_ROWS] !== 0) params[base + P.OFF_TRACE] = config.params[P.OFF_TRACE]! + tableWords;
+    for (const word of TABLE_PARAMS) params[base + word] = config.params[word]! + start / TABLE_WORDS;
+    if (config.params[P.TRACE_ROWS] !== 0) params[base + P.OFF_TRACE] = config.params[P.OFF_TRACE]! + start;
     bases.push(base);
     base += config.params.length;
   });

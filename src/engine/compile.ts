@@ -153,6 +153,9 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   p[P.BURST_FROM] = scenario.burst?.from ?? 0;
   p[P.BURST_TO] = scenario.burst?.to ?? 0;
   const peakRatePerMicro = (rate * Math.max(1, burstScale)) / 1e6;
+  // at most how many arrivals come within `micros` of one another: a trace's count, or a
+  // Poisson count exceeded with negligible odds
+  const arrivalsWithin = (micros: number): number => (trace !== null ? trace.arrivalsWithin(micros) : poissonBound(peakRatePerMicro * micros));
 
   const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
   p[P.TIMEOUT] = timeout;
@@ -230,8 +233,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.CACHE_CAP] = cacheCap;
     const overheads = lb.overhead + app.overhead + router.overhead + (orchestrator?.overhead ?? 0);
     inflightMicros = timeout + overheads;
-    const arrivalsInflight = trace !== null ? trace.arrivalsWithin(inflightMicros) : poissonBound(peakRatePerMicro * inflightMicros);
-    jobCap = Math.min(app.replicas * app.slots, arrivalsInflight);
+    jobCap = Math.min(app.replicas * app.slots, arrivalsWithin(inflightMicros));
     if (kind === KIND.TASK) {
       if (!orchestrator || !tools) throw new Error(`${problem.id}: a task workload needs orchestrator and tools`);
       p[P.ORCH_SLOTS] = orchestrator.slots;
@@ -250,7 +252,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     // a stable queue rarely holds more than a few hundred; an unstable one reaches this bound
     // and refuses arrivals from then on, as overloaded
     jobCap = 8 * server.replicas * server.slots + 256;
-    if (timeout > 0) jobCap = Math.min(jobCap, poissonBound(peakRatePerMicro * timeout));
+    if (timeout > 0) jobCap = Math.min(jobCap, arrivalsWithin(timeout));
   }
   p[P.JOB_CAP] = jobCap;
 
@@ -276,7 +278,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
 
   // Heap: one deadline per arrival still inside its timeout (stale ones included), at most
   // two more events per job, a boundary (and stale ones) per replica, the window events.
-  const deadlines = timeout <= 0 ? 0 : trace !== null ? trace.arrivalsWithin(inflightMicros) : poissonBound(peakRatePerMicro * inflightMicros);
+  const deadlines = timeout > 0 ? arrivalsWithin(inflightMicros) : 0;
   const gpuReplicas = gpu?.replicas ?? 0;
   p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
 
