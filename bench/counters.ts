@@ -19,7 +19,11 @@
  *                                        fails the run (exit 1) and writes nothing. Writes
  *                                        bench/results/reference-speed.md.
  *
- * Asserts nothing else; the ratios are from one run of a noisy machine (two cores, shared).
+ * Each is timed in PROCESSES fresh processes of its own (this script again, with --time): V8
+ * compiles the two engines differently from one process to the next (which calls it inlines),
+ * so one process's ratio moves from run to run (the range column shows how far); the tables
+ * give the median ratio over the processes, and its range. Asserts nothing else; the
+ * ratios are from one run of a noisy machine (two cores, shared).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -104,8 +108,8 @@ const current: Engine = {
 /** Where the other engine's src comes from: a git revision, or this checkout's with a patch applied. */
 type Origin = { readonly revision: string } | { readonly patch?: string };
 
-/** The other engine's src, compiled into `dir`. */
-async function otherEngine(origin: Origin, dir: string): Promise<Engine> {
+/** The other engine's src, compiled into `dir` (loadEngine loads it). */
+function buildEngine(origin: Origin, dir: string): void {
   if ('revision' in origin) {
     const tar = execFileSync('git', ['-C', root, 'archive', origin.revision, 'src'], { maxBuffer: 1 << 28 });
     execFileSync('tar', ['-x', '-C', dir], { input: tar });
@@ -122,6 +126,10 @@ async function otherEngine(origin: Origin, dir: string): Promise<Engine> {
     '--preserveConstEnums', '--skipLibCheck', '--outDir', join(dir, 'dist'), '--rootDir', dir, ...entries,
   ]);
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+}
+
+/** The engine buildEngine compiled into `dir`. */
+async function loadEngine(dir: string): Promise<Engine> {
   const load = (module: string) => import(pathToFileURL(join(dir, 'dist/src', module)).href);
   const [reference, layout, compiler, parse, simulate, result] = await Promise.all([
     load('engine/reference.js'), load('engine/layout.js'), load('engine/compile.js'), load('problem/parse.js'), load('engine/simulate.js'), load('engine/result.js'),
@@ -200,6 +208,55 @@ function race(old: Engine, work: Work, instances: number, rounds: number, fresh:
   return { config, oldConfig, oldRecords, newRecords, before, now };
 }
 
+/** One work's race in one process: both engines' best seconds, and what the new engine simulated. */
+interface Timing {
+  readonly before: number;
+  readonly now: number;
+  readonly events: number;
+  readonly requests: number;
+}
+
+/** A work's timings over the processes: the median ratio (before / now) and the range. */
+interface Timed extends Timing {
+  readonly ratio: number;
+  readonly low: number;
+  readonly high: number;
+}
+
+/** Fresh processes each work is timed in. */
+const PROCESSES = 5;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Runs `--time MODE DIRS` (timeIn below) in PROCESSES fresh processes, one after another, and
+ * gathers each work's timings: seconds and ratios are medians over the processes.
+ */
+function timeInProcesses(mode: string, dirs: readonly string[]): Timed[] {
+  const runs: Timing[][] = [];
+  for (let p = 0; p < PROCESSES; p++) {
+    process.stderr.write(`bench: timing in process ${p + 1} of ${PROCESSES} ...\n`);
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+    runs.push(JSON.parse(out) as Timing[]);
+  }
+  return runs[0]!.map((first, w) => {
+    const ratios = runs.map((run) => run[w]!.before / run[w]!.now);
+    return {
+      before: median(runs.map((run) => run[w]!.before)),
+      now: median(runs.map((run) => run[w]!.now)),
+      events: first.events,
+      requests: first.requests,
+      ratio: median(ratios),
+      low: Math.min(...ratios),
+      high: Math.max(...ratios),
+    };
+  });
+}
+
 // ---- bench:counters -----------------------------------------------------------------------------
 
 const WITHOUT_COUNTERS = 'bench/without-counters.patch';
@@ -210,23 +267,31 @@ const COUNTERS_WORK: { work: Work; instances: number }[] = [
 ];
 const COUNTERS_ROUNDS = 9;
 
-function countersReport(without: Engine, withCounters: Engine): string {
-  const lines = [
-    '# What the metrics\' counters cost per event',
-    '',
-    `Command: \`npm run bench:counters\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run in one process on one thread, ${COUNTERS_ROUNDS} rounds alternating which goes first; the better of each engine's rounds. The events are checked equal.`,
-    '',
-    '| work | instances | events | without counters, s | with counters, s | with / without |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-  ];
-  for (const { work, instances } of COUNTERS_WORK) {
-    process.stderr.write(`bench: timing ${workLabel(work)} ...\n`);
+/** bench:counters in one process: each work raced, its events checked equal. */
+function timeCounters(without: Engine, withCounters: Engine): Timing[] {
+  return COUNTERS_WORK.map(({ work, instances }) => {
     const r = race(without, work, instances, COUNTERS_ROUNDS, withCounters);
     const oldEvents = total(r.oldRecords, r.oldConfig.resultWords, without.constants.R_EVENTS!);
     const events = total(r.newRecords, r.config.resultWords, withCounters.constants.R_EVENTS!);
     if (oldEvents !== events) throw new Error(`${workLabel(work)}: ${events} events with the counters, ${oldEvents} without: not the same simulation`);
-    lines.push(`| ${workLabel(work)} | ${instances} | ${events.toLocaleString('en')} | ${r.before.toFixed(3)} | ${r.now.toFixed(3)} | ${(r.now / r.before).toFixed(3)} |`);
-  }
+    return { before: r.before, now: r.now, events, requests: requests(r.config, r.newRecords, withCounters.constants) };
+  });
+}
+
+function countersReport(timed: readonly Timed[]): string {
+  const lines = [
+    '# What the metrics\' counters cost per event',
+    '',
+    `Command: \`npm run bench:counters\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
+    '',
+    '| work | instances | events | without counters, s | with counters, s | with / without | range |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  COUNTERS_WORK.forEach(({ work, instances }, w) => {
+    const t = timed[w]!;
+    // the ratio here is with / without: the inverse of before / now
+    lines.push(`| ${workLabel(work)} | ${instances} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${(1 / t.ratio).toFixed(3)} | ${(1 / t.high).toFixed(3)}-${(1 / t.low).toFixed(3)} |`);
+  });
   return lines.join('\n') + '\n';
 }
 
@@ -279,7 +344,7 @@ const SPEED_WORK: { work: Work; instances: number }[] = [
   { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 64 },
   { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 64 },
 ];
-const SPEED_ROUNDS = 15;
+const SPEED_ROUNDS = 9;
 
 /** Every record of the equality matrix from both engines; the rows of its table, or the first difference. */
 function equality(old: Engine, base: string): { rows: string[]; records: number } {
@@ -330,29 +395,32 @@ function equality(old: Engine, base: string): { rows: string[]; records: number 
   return { rows, records };
 }
 
-function referenceReport(old: Engine, base: string): string {
-  // timed first, as bench/engines.ts times its problems (each engine's code compiled for them
-  // alone); the records are checked after, and a difference fails the run all the same
-  const speed: string[] = [];
-  for (const { work, instances } of SPEED_WORK) {
-    process.stderr.write(`bench: timing ${workLabel(work)} ...\n`);
+/** bench:reference in one process: each work raced, its records checked equal to the base's. */
+function timeReference(old: Engine): Timing[] {
+  return SPEED_WORK.map(({ work, instances }) => {
     const r = race(old, work, instances, SPEED_ROUNDS);
-    if (r.newRecords.some((v, k) => v !== r.oldRecords[k])) throw new Error(`${workLabel(work)}: records differ from ${base}'s`);
+    if (r.newRecords.some((v, k) => v !== r.oldRecords[k])) throw new Error(`${workLabel(work)}: records differ from the base's`);
     const events = total(r.newRecords, r.config.resultWords, current.constants.R_EVENTS!);
-    const simulated = requests(r.config, r.newRecords, current.constants);
-    const rate = (s: number) => Math.round(simulated / s).toLocaleString('en');
-    speed.push(`| ${workLabel(work)} | ${instances} | ${Math.round(simulated).toLocaleString('en')} | ${events.toLocaleString('en')} | ${r.before.toFixed(3)} | ${r.now.toFixed(3)} | ${rate(r.before)} | ${rate(r.now)} | ${(r.before / r.now).toFixed(2)}x |`);
-  }
+    return { before: r.before, now: r.now, events, requests: requests(r.config, r.newRecords, current.constants) };
+  });
+}
+
+function referenceReport(timed: readonly Timed[], old: Engine, base: string): string {
+  const speed = SPEED_WORK.map(({ work, instances }, w) => {
+    const t = timed[w]!;
+    const rate = (s: number) => Math.round(t.requests / s).toLocaleString('en');
+    return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |`;
+  });
   const same = equality(old, base);
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
-    `Command: \`npm run bench:reference -- ${base}\`: the reference engine at ${base} against this checkout's, one thread, in one process.`,
+    `Command: \`npm run bench:reference -- ${base}\`: the reference engine at ${base} against this checkout's, on one thread.`,
     '',
-    `Speed: the same instances on both engines, ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
+    `Speed: the same instances on both engines, in each of ${PROCESSES} fresh processes ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
     '',
-    '| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) | range |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...speed,
     '',
     `Records: ${same.records} records, each identical word for word to ${base}'s (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
@@ -369,6 +437,13 @@ function scratch(): string {
   return mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
 }
 
+/** `--time MODE DIRS`: one process's timings, as JSON on stdout, of engines built into DIRS. */
+async function timeIn(mode: string, dirs: readonly string[]): Promise<void> {
+  const engines = await Promise.all(dirs.map(loadEngine));
+  const timings = mode === 'reference' ? timeReference(engines[0]!) : timeCounters(engines[0]!, engines[1]!);
+  process.stdout.write(JSON.stringify(timings));
+}
+
 async function main(): Promise<void> {
   const reference = process.argv.includes('--reference');
   const dirs = [scratch(), scratch()];
@@ -376,9 +451,13 @@ async function main(): Promise<void> {
     let text: string;
     if (reference) {
       const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
-      text = referenceReport(await otherEngine({ revision: base }, dirs[0]!), base);
+      buildEngine({ revision: base }, dirs[0]!);
+      const timed = timeInProcesses('reference', dirs.slice(0, 1));
+      text = referenceReport(timed, await loadEngine(dirs[0]!), base);
     } else {
-      text = countersReport(await otherEngine({ patch: WITHOUT_COUNTERS }, dirs[0]!), await otherEngine({}, dirs[1]!));
+      buildEngine({ patch: WITHOUT_COUNTERS }, dirs[0]!);
+      buildEngine({}, dirs[1]!);
+      text = countersReport(timeInProcesses('counters', dirs));
     }
     mkdirSync(join(root, 'bench/results'), { recursive: true });
     writeFileSync(join(root, `bench/results/${reference ? 'reference-speed' : 'counters'}.md`), text);
@@ -388,4 +467,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const time = process.argv.indexOf('--time');
+if (time >= 0) await timeIn(process.argv[time + 1]!, process.argv.slice(time + 2));
+else await main();
