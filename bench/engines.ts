@@ -262,6 +262,8 @@ interface WholeRow {
   readonly instances: number;
   /** Null when not run (predicted over the budget). */
   readonly seconds: number | null;
+  /** Of those, the GPU's on its passes (BatchUsed.gpuSeconds); null when no GPU ran it. */
+  readonly gpuSeconds: number | null;
   readonly batches: string;
   /** The rows as JSON, to compare engines' tables (not written out). */
   readonly table: string;
@@ -315,7 +317,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
       const skipped = skip(engine, instances);
       if (skipped !== undefined) {
-        rows.push({ work: name, engine, instances, seconds: null, batches: '', table: '', skipped });
+        rows.push({ work: name, engine: engine === 'cpu' ? 'pool' : engine, instances, seconds: null, gpuSeconds: null, batches: '', table: '', skipped });
         continue;
       }
       const t0 = performance.now();
@@ -323,7 +325,9 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const seconds = (performance.now() - t0) / 1000;
       rate.set(engine, instances / seconds);
       const label = outcome.meta.adapter === null ? outcome.meta.engine ?? engine : `${outcome.meta.engine} (${outcome.meta.adapter})`;
-      rows.push({ work: name, engine: label, instances, seconds, batches: String(outcome.meta.batches.length), table: JSON.stringify(outcome.rows) });
+      const onGpu = outcome.meta.batches.filter((b) => b.gpuSeconds !== undefined);
+      const gpuSeconds = onGpu.length === 0 ? null : onGpu.reduce((sum, b) => sum + b.gpuSeconds!, 0);
+      rows.push({ work: name, engine: label, instances, seconds, gpuSeconds, batches: String(outcome.meta.batches.length), table: JSON.stringify(outcome.rows) });
     }
     if (name.endsWith('16 seeds')) {
       // as sweeps ran before batches: each grid point's cases on the pool, one point after another
@@ -332,7 +336,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const summaries = [];
       for (const point of sweep.points) summaries.push(...(await runProblem(pointProblem(sweep, point), { caseNames: sweep.caseNames, seeds: sweep.seeds, baseSeed: sweep.baseSeed, engine: 'cpu' })).rows.map((summary) => ({ point, summary })));
       const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
-      rows.push({ work: name, engine: 'pool, one point at a time', instances, seconds: (performance.now() - t0) / 1000, batches: String(sweep.points.length * sweep.caseNames.length), table: JSON.stringify(summaries) });
+      rows.push({ work: name, engine: 'pool, one point at a time', instances, seconds: (performance.now() - t0) / 1000, gpuSeconds: null, batches: String(sweep.points.length * sweep.caseNames.length), table: JSON.stringify(summaries) });
     }
   }
   for (const engine of engines) {
@@ -344,6 +348,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       engine: engine === 'cpu' ? 'pool' : result.engine ?? engine,
       instances: result.evaluated * result.cases.length * result.seeds,
       seconds,
+      gpuSeconds: null,
       batches: `${result.rounds} rounds`,
       table: JSON.stringify(result.hints),
     });
@@ -355,15 +360,16 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
     const equal = p === undefined || p === r || r.seconds === null ? '' : r.table === p.table ? 'yes' : 'NO';
     const seconds = r.seconds === null ? `not run (${r.skipped})` : r.seconds.toFixed(1);
     const perSecond = r.seconds === null ? '' : Math.round(r.instances / r.seconds).toLocaleString('en');
-    return `| ${r.work} | ${r.engine} | ${r.instances.toLocaleString('en')} | ${r.batches} | ${seconds} | ${perSecond} | ${vsPool} | ${equal} |`;
+    const gpu = r.gpuSeconds === null ? '' : r.gpuSeconds.toFixed(2);
+    return `| ${r.work} | ${r.engine} | ${r.instances.toLocaleString('en')} | ${r.batches} | ${seconds} | ${gpu} | ${perSecond} | ${vsPool} | ${equal} |`;
   });
   const text = [
     '## Whole sweeps',
     '',
-    'Sweeps and a hint search as `servesim sweep` and `servesim hint` run them: grid points in chunks, each chunk one batch per configuration shape. "batches" counts engine batches (for the hint: rounds); "vs pool" is the batched pool\'s seconds over this row\'s; "equal" compares the tables with the batched pool\'s.',
+    'Sweeps and a hint search as `servesim sweep` and `servesim hint` run them: grid points in chunks, each chunk one batch per configuration shape. "batches" counts engine batches (for the hint: rounds); "GPU s" is the part of the seconds the GPU spent on its passes (first write to records read back: the kernel with its submits and read backs, not the compile); "vs pool" is the batched pool\'s seconds over this row\'s; "equal" compares the tables with the batched pool\'s.',
     '',
-    '| work | engine | instances | batches | seconds | instances/s | vs pool | equal |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| work | engine | instances | batches | seconds | GPU s | instances/s | vs pool | equal |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...lines,
   ].join('\n');
   return { text, rows: rows.map(({ table: _table, ...rest }) => rest as WholeRow) };

@@ -1,6 +1,7 @@
 /**
  * A sweep on the GPU: its (grid point, case) configurations run as one kernel batch per shape,
- * even where the grid changes the state's size, and the table equals the CPU pool's bit for bit.
+ * even where the grid changes the state's size, and the table equals the CPU pool's bit for bit;
+ * each batch says how long the GPU spent on it.
  */
 import { afterAll, expect, it } from 'vitest';
 import { closeEngines } from '../src/run/run.js';
@@ -26,8 +27,11 @@ describeGpu('a sweep on the GPU', () => {
     const gpu = await runSweep(sweep('gpu'));
     expect(gpu.error).toBeNull();
     expect(gpu.meta.batches.map((b) => [b.engine, b.instances, b.configs])).toEqual([['gpu', 32, 4], ['gpu', 32, 4]]);
+    // each says how long its passes held the GPU (what bench/ reports as the kernel's seconds)
+    for (const b of gpu.meta.batches) expect(b.gpuSeconds).toBeGreaterThan(0);
     const cpu = await runSweep(sweep('cpu'));
     expect(cpu.meta.engine).toBe('pool');
+    expect(cpu.meta.batches.every((b) => b.gpuSeconds === undefined)).toBe(true);
     expect(gpu.rows).toEqual(cpu.rows);
   }, COMPILE_MS);
 });

@@ -12,11 +12,13 @@ npm run build --silent
 rm -rf .device .gl
 mkdir -p .device .gl
 xz -T0 -6 -c "$(command -v node)" >.device/node.xz
-# what neither the tests nor the benchmark load: other platforms' Dawn, the compiler, the browser
+# what neither the GPU tests nor the benchmark load: other platforms' Dawn, the compiler, the
+# browser, polars (a results-format test's reader: a 98 MB binary)
 tar -cf - \
   --exclude='node_modules/webgpu/dist/darwin-*' --exclude='node_modules/webgpu/dist/win32-*' \
   --exclude='node_modules/webgpu/dist/linux-arm64' --exclude='node_modules/typescript' \
   --exclude='node_modules/playwright-core' --exclude='node_modules/@types' --exclude='node_modules/.cache' \
+  --exclude='node_modules/nodejs-polars*' \
   node_modules | xz -T0 -6 >.device/modules.tar.xz
 # amd64 packages whatever this machine is; their own lists, so the system's stay untouched
 o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64)

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # On a GPU machine without Node.js (the device machine), from the repository root, with
-# .device, .gl and dist carried there (pack.sh makes them): the GPU test files, then
-# `npm run bench`, then `npm run bench:lanes`, into OUT. Each step has its own time limit, so that a slow one still leaves
-# the others their turn and what finished comes back.
-#   bench/gpu-machine/run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET] [LANES_SECONDS]
+# .device, .gl and dist carried there (pack.sh makes them), into OUT, most wanted first (issue
+# 14's target): the whole sweeps (`npm run bench -- --only whole`: the 110,592-instance grid on
+# the kernel and the pool, with the GPU's seconds), the GPU test files, `npm run bench:lanes`
+# (both state layouts), then the benchmark's engines and scaling sections (and the crossover).
+# Each step has its own time limit, so that a slow one still leaves the others their turn and
+# what finished comes back; the defaults add up to 560 s, under the device's 600 s a command.
+#   bench/gpu-machine/run.sh OUT [WHOLE_SECONDS] [TEST_SECONDS] [LANES_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]
 set -uo pipefail
-out=${1:?usage: run.sh OUT [TEST_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET] [LANES_SECONDS]}
-test_seconds=${2:-200}
-bench_seconds=${3:-270}
-budget=${4:-20}
-lanes_seconds=${5:-120}
+out=${1:?usage: run.sh OUT [WHOLE_SECONDS] [TEST_SECONDS] [LANES_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]}
+whole_seconds=${2:-180}
+test_seconds=${3:-140}
+lanes_seconds=${4:-80}
+bench_seconds=${5:-160}
+budget=${6:-20}
+# the whole sweeps' budget: the pool's 16 threads take about a minute on the large grid
+whole_budget=150
 mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 started=$SECONDS
@@ -53,6 +59,13 @@ node --input-type=module -e '
 ' 2>&1 | tee -a "$out/machine.txt"
 grep -q '^adapter: .* via vulkan' "$out/machine.txt" || { say "no Vulkan adapter: stopping"; exit 1; }
 
+# Whole sweeps and a hint search on the pool and the kernel: issue 14's H200 target
+say "whole sweeps (limit ${whole_seconds} s, --budget ${whole_budget})"
+timeout "$whole_seconds" node dist/bench/engines.js --only whole --budget "$whole_budget" --out "$out" \
+  >/dev/null 2>"$out/whole-log.txt"
+say "whole sweeps: exit $?"
+grep '^|' "$out/latest-whole.md" 2>/dev/null || grep -v vkCreateInstance "$out/whole-log.txt" | tail -20
+
 # The GPU test files (and the engine choice), CI=true so that none skips for want of an adapter
 say "GPU tests (limit ${test_seconds} s)"
 # the equivalence matrix has its own config (npm test leaves it out), the rest the default one
@@ -64,15 +77,15 @@ say "GPU tests: exit $?"
 pkill -f node_modules/vitest # its workers, when the limit ended it
 grep -E '^ *(Test Files|Tests|Duration) ' "$out/gpu-tests.txt"
 
-# The benchmark; its crossover table starts from the repository's, so the new adapter joins it
-say "benchmark (limit ${bench_seconds} s, --budget ${budget})"
-cp bench/results/crossover.json "$out/crossover.json"
-timeout "$bench_seconds" node dist/bench/engines.js --budget "$budget" --out "$out" --crossover "$out/crossover.json" \
-  >/dev/null 2>"$out/bench-log.txt"
-say "benchmark: exit $?"
-grep -v 'vkCreateInstance\|^bench: .* \.\.\.$' "$out/bench-log.txt" | tail -60
-
 say "workgroup sizes and state layouts (limit ${lanes_seconds} s)"
 timeout "$lanes_seconds" node dist/bench/lanes.js --out "$out/lanes.md" >/dev/null 2>"$out/lanes-log.txt"
 say "lanes: exit $?"
 grep '^|' "$out/lanes.md" 2>/dev/null || grep -v vkCreateInstance "$out/lanes-log.txt" | tail -20
+
+# The engines and scaling sections; the crossover table starts from the repository's, so the new adapter joins it
+say "benchmark: engines and scaling (limit ${bench_seconds} s, --budget ${budget})"
+cp bench/results/crossover.json "$out/crossover.json"
+timeout "$bench_seconds" node dist/bench/engines.js --only engines --only scaling --budget "$budget" --out "$out" --crossover "$out/crossover.json" \
+  >/dev/null 2>"$out/bench-log.txt"
+say "benchmark: exit $?"
+grep -v 'vkCreateInstance\|^bench: .* \.\.\.$' "$out/bench-log.txt" | tail -60

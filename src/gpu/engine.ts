@@ -120,6 +120,11 @@ export interface GpuPass {
   readonly instances: number;
   /** Configurations among them. */
   readonly configs: number;
+  /**
+   * Seconds from the pass's first write to the GPU to its records read back: the kernel's
+   * windows with their submits and read backs, not the compile or the buffers' creation.
+   */
+  readonly seconds: number;
 }
 
 /** What {@link runGpuBatchWithFallback} ran where. */
@@ -507,6 +512,7 @@ async function* runPasses(
           'SERVESIM_GPU_LIMIT',
           `${step}: one instance of case ${cases} needs more loop iterations than ${ctx.adapterName} runs in one invocation (Mesa llvmpipe stops every loop after ${formatCount(LLVMPIPE_LOOP_CAP)})`,
         );
+      const started = performance.now();
       const slotWords = new Uint32Array(n * SLOT_WORDS);
       for (const s of segments) {
         const r = batch.runs[s.run]!;
@@ -556,6 +562,7 @@ async function* runPasses(
       device.queue.submit([gather.finish()]);
       const words = await whileAlive(ctx, readStorageBuffer(device, results, { byteLength: n * resultStride * 4 }), `reading back ${what}`);
       checkDevice(ctx, `reading back ${what}`);
+      const seconds = (performance.now() - started) / 1000;
       for (const s of segments) {
         const resultWords = configs[batch.runs[s.run]!.config]!.resultWords;
         for (let i = 0; i < s.count; i++) {
@@ -563,7 +570,7 @@ async function* runPasses(
           sink.records[s.run]!.set(words.subarray(at, at + resultWords), (s.from + i) * resultWords);
         }
       }
-      yield { instances: n, configs: inPass.length, end: offset + n };
+      yield { instances: n, configs: inPass.length, seconds, end: offset + n };
     }
   } catch (err) {
     throw asGpuError(ctx, err, 'the WGSL engine');

@@ -59,6 +59,8 @@ export interface BatchUsed {
   readonly choice?: string;
   /** Why some instances ran elsewhere than asked. */
   readonly note?: string;
+  /** When the GPU ran it: seconds of its passes on the GPU (GpuPass.seconds), summed. */
+  readonly gpuSeconds?: number;
 }
 
 export interface BatchRunOptions {
@@ -119,7 +121,8 @@ async function runOne(batch: EngineBatch, options: BatchRunOptions, done: number
   if (ctx !== null) {
     options.onBatch?.({ ...base, engine: 'gpu', adapter: ctx.adapterName });
     const outcome = await runGpuBatchWithFallback(ctx, batch, common);
-    return { ...base, engine: 'gpu', adapter: ctx.adapterName, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
+    const gpuSeconds = outcome.passes.reduce((sum, pass) => sum + pass.seconds, 0);
+    return { ...base, engine: 'gpu', adapter: ctx.adapterName, gpuSeconds, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
   }
   const used: BatchUsed = { ...base, engine: 'pool', adapter: null, threads: pool().threads };
   options.onBatch?.(used);
