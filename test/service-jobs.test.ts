@@ -71,7 +71,8 @@ describe('a job', () => {
   });
 
   it('cancelled keeps its finished points: 409 before, partial while running, cancelled after DELETE', async () => {
-    const job = await createJob(app, { problem: 'mmc', grid: { 'traffic.duration': ['20s', '3900s', '3900s'] }, seeds: 16 });
+    // the 3,900 s points run for 17 s each on 2 threads (1,024 seeds), the 20 s one for well under one
+    const job = await createJob(app, { problem: 'mmc', grid: { 'traffic.duration': ['20s', '3900s', '3900s'] }, seeds: 1024 });
     await until(async () => (await app.inject(job.links.self)).json().points.done >= 1);
 
     const early = await app.inject(job.links.result);
@@ -83,7 +84,7 @@ describe('a job', () => {
 
     const started = Date.now();
     const cancelled = await app.inject({ method: 'DELETE', url: job.links.self });
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(cancelled.statusCode).toBe(200);
     expect(cancelled.json()).toMatchObject({ status: 'cancelled', points: { done: 1, total: 3 }, unfinished: [1, 2] });
 
