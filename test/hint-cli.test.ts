@@ -4,7 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeEngines } from '../src/run/run.js';
+import { main } from '../src/cli/program.js';
+import type { CliIo } from '../src/cli/run-command.js';
+import { loadProblem, selectCases } from '../src/problem/parse.js';
+import { closeEngines, runProblem } from '../src/run/run.js';
 import { runCli } from './cli-support.js';
 
 afterAll(closeEngines);
@@ -30,6 +33,20 @@ describe('servesim hint', () => {
     const result = JSON.parse(out) as { hints: { found: { cost: number; values: Record<string, number> } }[]; gridSize: number };
     expect(result.gridSize).toBe(3);
     expect(result.hints[0]!.found.cost).toBe(result.hints[0]!.found.values['gpu.slots']);
+  });
+
+  it('holds its interrupt handler until the hints are written', async () => {
+    let handler: (() => void) | undefined;
+    const heldAtWrite: boolean[] = [];
+    const io = {
+      stdout: { write: () => heldAtWrite.push(handler !== undefined) },
+      stderr: { write: () => true, isTTY: false },
+      onInterrupt: (h: () => void) => ((handler = h), () => (handler = undefined)),
+    } as unknown as CliIo;
+    const code = await main(['node', 'servesim', 'hint', 'hot-prefix', ...tiny], { loadProblem, selectCases, runProblem }, io);
+    expect(code).toBe(0);
+    expect(heldAtWrite).toEqual([true]);
+    expect(handler).toBeUndefined();
   });
 
   it('a problem given with --set is read within the input bounds (needs the build)', () => {

@@ -99,6 +99,8 @@ interface Harness {
   readonly bytes: () => Uint8Array;
   readonly err: () => string;
   interrupt(): void;
+  /** Whether the command holds an interrupt handler now. */
+  listening(): boolean;
 }
 
 function harness(options: { stdoutTTY?: boolean; onPoint?: (h: Harness) => void } = {}): Harness {
@@ -131,6 +133,7 @@ function harness(options: { stdoutTTY?: boolean; onPoint?: (h: Harness) => void 
     bytes: () => Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))),
     err: () => err,
     interrupt: () => interruptHandler?.(),
+    listening: () => interruptHandler !== null,
   };
   return h;
 }
@@ -206,6 +209,17 @@ describe('servesim sweep', () => {
       else expect(h.err()).toContain(line);
     }
     expect(h.err()).toMatch(/cancelled\n$/);
+  });
+
+  it('holds its interrupt handler until the table is written: a signal after the last point does not cut the writing off', async () => {
+    const h = harness();
+    const heldAtWrite: boolean[] = [];
+    const write = h.io.stdout.write.bind(h.io.stdout);
+    h.io.stdout.write = ((data: string | Uint8Array) => (heldAtWrite.push(h.listening()), write(data))) as typeof h.io.stdout.write;
+    expect(await cli(h, sweepFile, '-f', 'csv', '--seeds', '1')).toBe(0);
+    expect(heldAtWrite.length).toBeGreaterThan(0);
+    expect(heldAtWrite.every(Boolean)).toBe(true);
+    expect(h.listening()).toBe(false);
   });
 
   it('on a failure writes the finished points first, then the error (status 2 for a ServesimError)', async () => {

@@ -136,27 +136,30 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
     ...(opts.confidence === undefined ? {} : { confidence: opts.confidence }),
   };
   const controller = new AbortController();
+  // held until the hints are written: a signal after the search finishes the writing
   const release = io.onInterrupt(() => controller.abort());
-  let result: HintResult;
   try {
-    result = await runHints(request, {
-      baseDir: process.cwd(),
-      signal: controller.signal,
-      onProgress: (p) =>
-        void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.passes ? 'PASS' : 'FAIL'}\n`),
-    });
-  } catch (err) {
-    if (controller.signal.aborted) {
-      io.stderr.write('cancelled\n');
-      return EXIT.cancelled;
+    let result: HintResult;
+    try {
+      result = await runHints(request, {
+        baseDir: process.cwd(),
+        signal: controller.signal,
+        onProgress: (p) =>
+          void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.passes ? 'PASS' : 'FAIL'}\n`),
+      });
+    } catch (err) {
+      if (controller.signal.aborted) {
+        io.stderr.write('cancelled\n');
+        return EXIT.cancelled;
+      }
+      throw err;
     }
-    throw err;
+    if (result.engine !== null) io.stderr.write(`engine: ${result.engine}\n`);
+    io.stdout.write(opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatHints(result));
+    return EXIT.ok;
   } finally {
     release();
   }
-  if (result.engine !== null) io.stderr.write(`engine: ${result.engine}\n`);
-  io.stdout.write(opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatHints(result));
-  return EXIT.ok;
 }
 
 /**

@@ -143,16 +143,25 @@ export async function sweepCommand(
   });
 
   const controller = new AbortController();
+  // held until the table is written: a signal after the last point finishes the writing rather
+  // than killing the process part way through it
   const release = io.onInterrupt(() => controller.abort());
-  const progress = createSweepProgress(io.stderr, sweep.id);
-  let outcome: SweepOutcome;
   try {
-    outcome = await (deps.runSweep ?? runSweep)(sweep, { signal: controller.signal, onProgress: progress.onProgress });
+    const progress = createSweepProgress(io.stderr, sweep.id);
+    let outcome: SweepOutcome;
+    try {
+      outcome = await (deps.runSweep ?? runSweep)(sweep, { signal: controller.signal, onProgress: progress.onProgress });
+    } finally {
+      progress.stop();
+    }
+    return writeOutcome(sweep, outcome, format, opts, io);
   } finally {
-    progress.stop();
     release();
   }
+}
 
+/** What a sweep leaves: its engine, its table and report, what did not finish; the exit status. */
+function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo): number {
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
   for (const line of [meta.batches.length === 0 ? undefined : describeBatches(meta.batches), meta.choice, meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
