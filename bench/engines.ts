@@ -348,7 +348,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       engine: engine === 'cpu' ? 'pool' : result.engine ?? engine,
       instances: result.evaluated * result.cases.length * result.seeds,
       seconds,
-      gpuSeconds: null,
+      gpuSeconds: result.gpuSeconds,
       batches: `${result.rounds} rounds`,
       table: JSON.stringify(result.hints),
     });

@@ -1,9 +1,10 @@
 /**
  * A sweep on the GPU: its (grid point, case) configurations run as one kernel batch per shape,
  * even where the grid changes the state's size, and the table equals the CPU pool's bit for bit;
- * each batch says how long the GPU spent on it.
+ * each batch, and a hint search over its rounds, says how long the GPU spent on it.
  */
 import { afterAll, expect, it } from 'vitest';
+import { runHints } from '../src/hint/search.js';
 import { closeEngines } from '../src/run/run.js';
 import { runSweep } from '../src/sweep/run.js';
 import { sweepFromObject } from '../src/sweep/spec.js';
@@ -33,5 +34,14 @@ describeGpu('a sweep on the GPU', () => {
     expect(cpu.meta.engine).toBe('pool');
     expect(cpu.meta.batches.every((b) => b.gpuSeconds === undefined)).toBe(true);
     expect(gpu.rows).toEqual(cpu.rows);
+  }, COMPILE_MS);
+
+  it('gives a hint search\'s GPU seconds over its rounds, and the pool\'s hints', async () => {
+    const hint = (engine: 'cpu' | 'gpu') =>
+      runHints({ problem: TINY_QUEUE, vary: { 'server.slots': [1, 2, 3, 4] }, cost: 'server.slots', cases: ['as-given'], seeds: 8, engine });
+    const [gpu, cpu] = [await hint('gpu'), await hint('cpu')];
+    expect(gpu.gpuSeconds).toBeGreaterThan(0);
+    expect(cpu.gpuSeconds).toBeNull();
+    expect(gpu.hints).toEqual(cpu.hints);
   }, COMPILE_MS);
 });

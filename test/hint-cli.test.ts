@@ -30,8 +30,10 @@ describe('servesim hint', () => {
   it('writes the result as JSON', async () => {
     const { code, out } = await hint('hot-prefix', ...tiny, '--cost', 'gpu.slots', '-f', 'json');
     expect(code).toBe(0);
-    const result = JSON.parse(out) as { hints: { found: { cost: number; values: Record<string, number> } }[]; gridSize: number };
+    const result = JSON.parse(out) as { hints: { found: { cost: number; values: Record<string, number> } }[]; gridSize: number; gpuSeconds: number | null };
     expect(result.gridSize).toBe(3);
+    // the pool ran every round: no GPU seconds
+    expect(result.gpuSeconds).toBeNull();
     expect(result.hints[0]!.found.cost).toBe(result.hints[0]!.found.values['gpu.slots']);
   });
 

@@ -113,6 +113,7 @@ describe('formatHints', () => {
     gridSize: 46,
     monotonicityViolations: [],
     engine: 'pool',
+    gpuSeconds: null,
   };
 
   it('shows the configuration, its margins, the cheaper neighbours and the count', () => {

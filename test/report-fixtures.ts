@@ -101,4 +101,5 @@ export const HINT: HintResult = {
   gridSize: 24,
   monotonicityViolations: [],
   engine: 'pool',
+  gpuSeconds: null,
 };

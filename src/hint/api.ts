@@ -83,6 +83,8 @@ export interface HintResult {
   /** Points where a monotonicity the search assumed turned out false (checked, not assumed). */
   readonly monotonicityViolations: readonly string[];
   readonly engine: string | null;
+  /** Seconds the GPU spent on its passes over every round (BatchUsed.gpuSeconds); null when none ran there. */
+  readonly gpuSeconds: number | null;
 }
 
 /** Progress of a hint search: called as each grid point's evaluation finishes. */

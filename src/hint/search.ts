@@ -62,6 +62,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
 
   let engine: string | null = null;
+  let gpuSeconds: number | null = null;
   let evaluatedCount = 0;
   const evaluate = async (indexes: readonly number[]): Promise<Map<number, PointResult>> => {
     const outcome = await runSweep(sweep, {
@@ -80,6 +81,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     if (outcome.cancelled) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
     if (outcome.error !== null) throw outcome.error;
     engine ??= outcome.meta.engine;
+    for (const batch of outcome.meta.batches) if (batch.gpuSeconds !== undefined) gpuSeconds = (gpuSeconds ?? 0) + batch.gpuSeconds;
     const results = new Map<number, PointResult>();
     for (const index of indexes) {
       const rows = outcome.rows.filter((r) => r.point.index === index).map((r) => r.summary);
@@ -120,6 +122,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     gridSize: sweep.points.length,
     monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
     engine,
+    gpuSeconds,
   };
 }
 
