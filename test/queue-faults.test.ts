@@ -52,8 +52,9 @@ describe.skipIf(skipQueueTests)('faults on the queue', () => {
 
   it('finishes every point exactly once when a worker is killed mid-chunk', async () => {
     if (missing) throw missing;
-    // about a second a point, so the kill lands inside one
-    const body = { problem: 'mmc', grid: { 'server.slots': [4, 5, 6], 'traffic.duration': ['3000s'] }, seeds: 8 };
+    // half a second a point on 2 threads (8 seeds took a tenth of one since the engine's speed
+    // work), so the kill 150 ms into a chunk lands inside it
+    const body = { problem: 'mmc', grid: { 'server.slots': [4, 5, 6], 'traffic.duration': ['3000s'] }, seeds: 32 };
     const doomed = startWorker(redis.url, LOCK);
     workers.push(doomed);
     await workerReady(doomed);

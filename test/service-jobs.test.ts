@@ -71,8 +71,8 @@ describe('a job', () => {
   });
 
   it('cancelled keeps its finished points: 409 before, partial while running, cancelled after DELETE', async () => {
-    // the 3,900 s points run for 17 s each on 2 threads (1,024 seeds), the 20 s one for well under one
-    const job = await createJob(app, { problem: 'mmc', grid: { 'traffic.duration': ['20s', '3900s', '3900s'] }, seeds: 1024 });
+    // the 1,200 s points run for 19 s each on 2 threads (4,096 seeds), the 20 s one for 1 s
+    const job = await createJob(app, { problem: 'mmc', grid: { 'traffic.duration': ['20s', '1200s', '1200s'] }, seeds: 4096 });
     await until(async () => (await app.inject(job.links.self)).json().points.done >= 1);
 
     const early = await app.inject(job.links.result);
