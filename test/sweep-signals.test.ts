@@ -14,9 +14,10 @@ import { closeEngines } from '../src/run/run.js';
 
 const BIN = 'dist/src/cli/main.js';
 const POINTS = 24;
-// 9 s on two cores, in slices of 64 instances that span 8 points each: the first points finish
-// with most of the sweep still to run, so the signal lands before the end even on a loaded
-// machine (at 8 seeds the sweep took 3 s and its first progress line could come near the end)
+// 9 s on two cores, in slices of 64 instances (one point each): the first points finish with
+// most of the sweep still to run, so the signal lands before the end even on a loaded machine
+// (at 8 seeds a slice spanned 8 points, the sweep took 3 s and its first progress line could
+// come near the end)
 const SWEEP = {
   problem: 'mmc',
   grid: { 'server.slots': Array.from({ length: POINTS }, (_, i) => 4 + i), 'traffic.duration': ['1500s'] },
