@@ -9,10 +9,8 @@
  * For speed (issue 14; bench/results/reference-speed.md), this file alone holds a few state
  * words in module variables while initInstance and advanceInstance run, the two-word result
  * counters as doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush,
- * fifoFirst, fifoPop, fifoFlush: not in the kernel); both write them back to the state before
- * they return, so the records, and the state between calls, are the kernel's (the heap's
- * entries, if not in the same places of it). advanceInstance holds the kernel's nextEvent in
- * its loop, where the one decision (an arrival, or which queue's event) picks the handler.
+ * fifoPop, fifoFlush: not in the kernel); both write them back to the state before they return, so the records, and the state between calls, are the
+ * kernel's (the heap's entries, if not in the same places of it).
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
@@ -270,10 +268,11 @@ function heapSiftUp(n: number, time: number, seq: number): number {
   return i;
 }
 
-/** Removes the earliest event into evTime, evKind, evId, evTag (the FIFO's head, where advanceInstance finds it earlier, is fifoPop's). */
+/** Removes the earliest event into evTime, evKind, evId, evTag. */
 function heapPop(): void {
   const s = st;
   const top = heapAt(0);
+  if (fifoLen > 0 && fifoPop()) return;
   evTime = s[top]!;
   const kindId = s[top + 2]!;
   evKind = kindId >>> 24;
@@ -319,24 +318,19 @@ function fifoPush(time: number, seq: number, kindId: number, tag: number): void 
   fifoLen += 1;
 }
 
-/** Whether the FIFO's head comes before the heap's top (in time, then sequence): then fifoPop takes the next event. */
-function fifoFirst(): boolean {
-  if (fifoLen === 0) return false;
+/** Removes the FIFO's head into evTime, evKind, evId, evTag if it comes before the heap's top. */
+function fifoPop(): boolean {
   const f = fifoHead * HEAP_WORDS;
   const t = fifo[f]!;
-  return heapLen === 0 || t < st[hs]! || (t === st[hs] && fifo[f + 1]! < st[hs + 1]!);
-}
-
-/** Removes the FIFO's head into evTime, evKind, evId, evTag. */
-function fifoPop(): void {
-  const f = fifoHead * HEAP_WORDS;
-  evTime = fifo[f]!;
+  if (heapLen > 0 && !(t < st[hs]! || (t === st[hs] && fifo[f + 1]! < st[hs + 1]!))) return false;
+  evTime = t;
   const kindId = fifo[f + 2]!;
   evKind = kindId >>> 24;
   evId = kindId & 0xffffff;
   evTag = fifo[f + 3]!;
   fifoHead = fifoHead + 1 < heapCap ? fifoHead + 1 : 0;
   fifoLen -= 1;
+  return true;
 }
 
 /** Moves the FIFO's entries into the heap (as heapPush sifts, with their own sequences). */
@@ -1556,6 +1550,25 @@ function handleEvent(): void {
 }
 
 /**
+ * Takes the earliest event before `until` into evTime, evKind, evId, evTag: the next arrival
+ * (first on a tie) or the top of the heap. False when there is none.
+ */
+function nextEvent(until: number): boolean {
+  const arrivalAt = st[sb + G.NEXT_ARRIVAL]!;
+  let heapAt0 = heapLen > 0 ? st[hs]! : NONE;
+  if (fifoLen > 0 && fifo[fifoHead * HEAP_WORDS]! < heapAt0) heapAt0 = fifo[fifoHead * HEAP_WORDS]!;
+  if (arrivalAt <= heapAt0 && arrivalAt !== NONE) {
+    if (arrivalAt >= until) return false;
+    evTime = arrivalAt;
+    evKind = EV.ARRIVAL;
+    return true;
+  }
+  if (heapAt0 === NONE || heapAt0 >= until) return false;
+  heapPop();
+  return true;
+}
+
+/**
  * After a full heap or cache (fail): every job in the system fails as overloaded and pending
  * events are dropped; arrivals still come, to the end of the window, and are refused (arrival),
  * so the success rate counts every request the instance could not serve.
@@ -1581,26 +1594,12 @@ function advanceInstance(until: number): boolean {
   sumsLoad();
   // counted here, added to R.EVENTS once
   let events = 0;
-  while (st[sb + G.DONE] === 0) {
-    // the kernel's nextEvent, in line: the next arrival (first on a tie), or the earlier of
-    // the FIFO's head and the heap's top; an arrival then skips handleEvent's switch
-    const arrivalAt = st[sb + G.NEXT_ARRIVAL]!;
-    const fromFifo = fifoFirst();
-    let due = NONE;
-    if (fromFifo) due = fifo[fifoHead * HEAP_WORDS]!;
-    else if (heapLen > 0) due = st[hs]!;
-    if (arrivalAt <= due && arrivalAt !== NONE) {
-      if (arrivalAt >= until) break;
-      now = arrivalAt;
-      arrival();
-    } else {
-      if (due === NONE || due >= until) break;
-      if (fromFifo) fifoPop();
-      else heapPop();
-      now = evTime;
-      handleEvent();
-    }
+  while (st[sb + G.DONE] === 0 && nextEvent(until)) {
+    now = evTime;
     events += 1;
+    // an arrival (every other event in a queue) skips handleEvent's switch: one call fewer
+    if (evKind === EV.ARRIVAL) arrival();
+    else handleEvent();
     if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
