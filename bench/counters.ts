@@ -240,7 +240,8 @@ function timeInProcesses(mode: string, dirs: readonly string[]): Timed[] {
   const runs: Timing[][] = [];
   for (let p = 0; p < PROCESSES; p++) {
     process.stderr.write(`bench: timing in process ${p + 1} of ${PROCESSES} ...\n`);
-    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+    // with this process's node options (V8 flags among them), so that a run under a flag times both engines under it
+    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
     runs.push(JSON.parse(out) as Timing[]);
   }
   return runs[0]!.map((first, w) => {
@@ -415,10 +416,12 @@ function referenceReport(timed: readonly Timed[], old: Engine, base: string): st
     return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |`;
   });
   const same = equality(old, base);
+  // a run under node options (V8 flags) says so: its children ran under them too
+  const command = process.execArgv.length === 0 ? `npm run bench:reference -- ${base}` : `npm run build && node ${process.execArgv.join(' ')} dist/bench/counters.js --reference ${base}`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
-    `Command: \`npm run bench:reference -- ${base}\`: the reference engine at ${base} against this checkout's, on one thread.`,
+    `Command: \`${command}\`: the reference engine at ${base} against this checkout's, on one thread.`,
     '',
     `Speed: the same instances on both engines, in each of ${PROCESSES} fresh processes ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
     '',
