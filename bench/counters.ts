@@ -258,6 +258,15 @@ function timeInProcesses(mode: string, dirs: readonly string[]): Timed[] {
   });
 }
 
+/**
+ * The command a report came from: its npm script, or, where this process ran under node
+ * options (V8 flags: the processes it times ran under them too), node with them.
+ */
+function commandLine(npm: string, node: string): string {
+  if (process.execArgv.length === 0) return `npm run ${npm}`;
+  return `npm run build && node ${[...process.execArgv, 'dist/bench/counters.js', node].filter((word) => word !== '').join(' ')}`;
+}
+
 // ---- bench:counters -----------------------------------------------------------------------------
 
 const WITHOUT_COUNTERS = 'bench/without-counters.patch';
@@ -283,7 +292,7 @@ function countersReport(timed: readonly Timed[]): string {
   const lines = [
     '# What the metrics\' counters cost per event',
     '',
-    `Command: \`npm run bench:counters\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
+    `Command: \`${commandLine('bench:counters', '')}\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
     '',
     '| work | instances | events | without counters, s | with counters, s | with / without | range |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -337,7 +346,7 @@ const WRAPPING: { source: Source; sets: string[]; caseName: string; instances: n
 ];
 const SHORT = [1, 100, 5000];
 
-// Rounds of 0.05-0.15 s, many of them: a shared machine runs the same code slower for seconds at
+// Rounds of 0.04-0.2 s, many of them: a shared machine runs the same code slower for seconds at
 // a time, and the best of many short alternating rounds finds both engines in a quiet spell
 // where a few long ones may not
 const SPEED_WORK: { work: Work; instances: number }[] = [
@@ -416,12 +425,10 @@ function referenceReport(timed: readonly Timed[], old: Engine, base: string): st
     return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |`;
   });
   const same = equality(old, base);
-  // a run under node options (V8 flags) says so: its children ran under them too
-  const command = process.execArgv.length === 0 ? `npm run bench:reference -- ${base}` : `npm run build && node ${process.execArgv.join(' ')} dist/bench/counters.js --reference ${base}`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
-    `Command: \`${command}\`: the reference engine at ${base} against this checkout's, on one thread.`,
+    `Command: \`${commandLine(`bench:reference -- ${base}`, `--reference ${base}`)}\`: the reference engine at ${base} against this checkout's, on one thread.`,
     '',
     `Speed: the same instances on both engines, in each of ${PROCESSES} fresh processes ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
     '',
