@@ -12,18 +12,21 @@
  *                                        must be the same (checked). Writes
  *                                        bench/results/counters.md.
  *   npm run bench:reference [-- BASE]    how much faster this checkout's reference engine is
- *                                        (issue 14); BASE defaults to HEAD. The timed runs' and
- *                                        an equality matrix's records (problems, routing
- *                                        policies, cases, windows, capacities reached) must be
- *                                        identical, word for word, to BASE's: one that is not
- *                                        fails the run (exit 1) and writes nothing. Writes
- *                                        bench/results/reference-speed.md.
+ *                                        (issue 14); BASE defaults to HEAD. Twice: each engine
+ *                                        alone in processes of its own, under the V8 settings
+ *                                        its checkout makes (src/engine/inlining.ts), and both
+ *                                        raced in one process, under the same settings (the
+ *                                        code alone). The timed runs' and an equality matrix's
+ *                                        records (problems, routing policies, cases, windows,
+ *                                        capacities reached) must be identical, word for word,
+ *                                        to BASE's: one that is not fails the run (exit 1) and
+ *                                        writes nothing. Writes bench/results/reference-speed.md.
  *
  * Each is timed in PROCESSES fresh processes of its own (this script again, with --time): V8
- * compiles the two engines differently from one process to the next (which calls it inlines),
- * so one process's ratio moves from run to run (the range column shows how far); the tables
- * give the median ratio over the processes, and its range. Asserts nothing else; the
- * ratios are from one run of a noisy machine (two cores, shared).
+ * compiles an engine differently from one process to the next, so one process's ratio moves
+ * from run to run (the range column shows how far); the tables give the median ratio over the
+ * processes, and its range. Asserts nothing else; the ratios are from one run of a noisy
+ * machine (two cores, shared).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,11 +34,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { layoutConstants } from '../src/engine/layout.js';
-import { END_OF_TIME, runReference } from '../src/engine/reference.js';
-import { extractResult } from '../src/engine/result.js';
-import { advance, init, type EngineBuffers } from '../src/engine/simulate.js';
+import type { EngineBuffers } from '../src/engine/simulate.js';
 import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
-import { hashOf, label } from './measure.js';
+import { hashOf, label, machine } from './measure.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -63,6 +64,8 @@ interface Engine {
   readonly configOf: (work: Work) => EngineConfig;
   readonly constants: Record<string, number>;
   readonly simulate: Simulate;
+  /** The `until` that runs an instance to its end. */
+  readonly endOfTime: number;
 }
 
 /**
@@ -76,7 +79,7 @@ function runWrapping(engine: Engine, config: EngineConfig, count: number, short:
   for (let i = 0; i < count; i++) {
     engine.simulate.init(buffers, 0, 1, i);
     buffers.state[engine.constants.G_SEQ!] = 2 ** 32 - short;
-    engine.simulate.advance(buffers, 0, END_OF_TIME);
+    engine.simulate.advance(buffers, 0, engine.endOfTime);
     out.set(engine.simulate.extract(config, buffers.state, 0), i * config.resultWords);
   }
   return out;
@@ -93,15 +96,18 @@ function patched(config: EngineConfig, constants: Record<string, number>, patch:
   return { ...config, params };
 }
 
-const current: Engine = {
-  run: runReference,
+/**
+ * This checkout's compile of a work, whose sampling tables every engine draws from. No engine
+ * is imported here, this checkout's included (loadEngine loads each): loading one can set V8's
+ * flags for the whole process (src/engine/inlining.ts), and a base timed alone runs under its own.
+ */
+const here = {
   constants: layoutConstants(),
-  simulate: { init, advance, extract: extractResult },
-  configOf: (work) => {
+  configOf: (work: Work): EngineConfig => {
     const problem = 'file' in work.source
       ? loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
       : parseProblem(work.source.yaml, work.source.name, work.sets);
-    return patched(compile(problem, selectCases(problem, [work.caseName])[0]!), current.constants, work.patch);
+    return patched(compile(problem, selectCases(problem, [work.caseName])[0]!), here.constants, work.patch);
   },
 };
 
@@ -128,7 +134,7 @@ function buildEngine(origin: Origin, dir: string): void {
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
 }
 
-/** The engine buildEngine compiled into `dir`. */
+/** The engine buildEngine compiled into `dir` (or this checkout's, `npm run build`'s, for `root`). */
 async function loadEngine(dir: string): Promise<Engine> {
   const load = (module: string) => import(pathToFileURL(join(dir, 'dist/src', module)).href);
   const [reference, layout, compiler, parse, simulate, result] = await Promise.all([
@@ -139,6 +145,7 @@ async function loadEngine(dir: string): Promise<Engine> {
     run: reference.runReference,
     constants,
     simulate: { init: simulate.init, advance: simulate.advance, extract: result.extractResult },
+    endOfTime: reference.END_OF_TIME,
     configOf: (work) => {
       // the base engine reads the params as laid out then: its own compile lays them out; but
       // the sampling tables are this checkout's, so both engines draw the same numbers (a
@@ -147,7 +154,7 @@ async function loadEngine(dir: string): Promise<Engine> {
         ? parse.loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
         : parse.parseProblem(work.source.yaml, work.source.name, work.sets);
       const own = compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]) as EngineConfig;
-      const { tables } = current.configOf(work);
+      const { tables } = here.configOf(work);
       if (tables.length !== own.tables.length) throw new Error(`${workLabel(work)}: the other engine's tables are laid out otherwise (${own.tables.length} words, ${tables.length} here)`);
       return patched({ ...own, tables }, constants, work.patch);
     },
@@ -180,11 +187,8 @@ function workLabel(work: Work): string {
   return [label(name, work.sets), work.caseName === 'as-given' ? '' : `(${work.caseName})`, ...patch].filter((s) => s !== '').join(' ');
 }
 
-/**
- * Times both engines on the same instances, alternating which goes first; the better of each
- * engine's rounds. `fresh` defaults to this checkout's engine as the project builds it.
- */
-function race(old: Engine, work: Work, instances: number, rounds: number, fresh: Engine = current) {
+/** Times both engines on the same instances, alternating which goes first; the better of each engine's rounds. */
+function race(old: Engine, fresh: Engine, work: Work, instances: number, rounds: number) {
   const config = fresh.configOf(work);
   const oldConfig = old.configOf(work);
   // warm both engines' code on other instances first
@@ -224,7 +228,7 @@ interface Timed extends Timing {
 }
 
 /** Fresh processes each work is timed in. */
-const PROCESSES = 5;
+const PROCESSES = 7;
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -232,18 +236,25 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/**
- * Runs `--time MODE DIRS` (timeIn below) in PROCESSES fresh processes, one after another, and
- * gathers each work's timings: seconds and ratios are medians over the processes.
- */
+/** `--time MODE DIRS` (timeIn below) in a fresh process: what it printed. */
+function inProcess<T>(mode: string, dirs: readonly string[]): T {
+  // with this process's node options (V8 flags among them), so that a run under a flag times the engines under it
+  const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+  return JSON.parse(out) as T;
+}
+
+/** Runs `--time MODE DIRS` in PROCESSES fresh processes, one after another: overProcesses of their timings. */
 function timeInProcesses(mode: string, dirs: readonly string[]): Timed[] {
   const runs: Timing[][] = [];
   for (let p = 0; p < PROCESSES; p++) {
     process.stderr.write(`bench: timing in process ${p + 1} of ${PROCESSES} ...\n`);
-    // with this process's node options (V8 flags among them), so that a run under a flag times both engines under it
-    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
-    runs.push(JSON.parse(out) as Timing[]);
+    runs.push(inProcess<Timing[]>(mode, dirs));
   }
+  return overProcesses(runs);
+}
+
+/** Each work's timings over the processes: seconds and ratios are medians, with the ratio's range. */
+function overProcesses(runs: readonly (readonly Timing[])[]): Timed[] {
   return runs[0]!.map((first, w) => {
     const ratios = runs.map((run) => run[w]!.before / run[w]!.now);
     return {
@@ -280,7 +291,7 @@ const COUNTERS_ROUNDS = 9;
 /** bench:counters in one process: each work raced, its events checked equal. */
 function timeCounters(without: Engine, withCounters: Engine): Timing[] {
   return COUNTERS_WORK.map(({ work, instances }) => {
-    const r = race(without, work, instances, COUNTERS_ROUNDS, withCounters);
+    const r = race(without, withCounters, work, instances, COUNTERS_ROUNDS);
     const oldEvents = total(r.oldRecords, r.oldConfig.resultWords, without.constants.R_EVENTS!);
     const events = total(r.newRecords, r.config.resultWords, withCounters.constants.R_EVENTS!);
     if (oldEvents !== events) throw new Error(`${workLabel(work)}: ${events} events with the counters, ${oldEvents} without: not the same simulation`);
@@ -293,6 +304,8 @@ function countersReport(timed: readonly Timed[]): string {
     '# What the metrics\' counters cost per event',
     '',
     `Command: \`${commandLine('bench:counters', '')}\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
+    '',
+    `${machine()} · ${new Date().toISOString()}`,
     '',
     '| work | instances | events | without counters, s | with counters, s | with / without | range |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -360,17 +373,17 @@ const SPEED_WORK: { work: Work; instances: number }[] = [
 const SPEED_ROUNDS = 25;
 
 /** Every record of the equality matrix from both engines; the rows of its table, or the first difference. */
-function equality(old: Engine, base: string): { rows: string[]; records: number } {
+function equality(old: Engine, fresh: Engine, base: string): { rows: string[]; records: number } {
   const rows: string[] = [];
   let records = 0;
   for (const item of EQUALITY) {
     const hashes: string[] = [];
     for (const caseName of item.cases) {
       const work: Work = { source: item.source, sets: item.sets, caseName, ...(item.patch === undefined ? {} : { patch: item.patch }) };
-      const config = current.configOf(work);
+      const config = fresh.configOf(work);
       const oldConfig = old.configOf(work);
       for (const windows of WINDOWS) {
-        const now = runReference(config, 1, 0, item.instances, windows);
+        const now = fresh.run(config, 1, 0, item.instances, windows);
         const before = old.run(oldConfig, 1, 0, item.instances, windows);
         const words = config.resultWords;
         if (before.length !== now.length) throw new Error(`${workLabel(work)}, ${windows} windows: ${now.length / words} records now, ${before.length / oldConfig.resultWords} at ${base}`);
@@ -392,11 +405,11 @@ function equality(old: Engine, base: string): { rows: string[]; records: number 
   }
   for (const item of WRAPPING) {
     const work: Work = { source: item.source, sets: item.sets, caseName: item.caseName };
-    const config = current.configOf(work);
+    const config = fresh.configOf(work);
     const oldConfig = old.configOf(work);
     const hashes: string[] = [];
     for (const short of SHORT) {
-      const now = runWrapping(current, config, item.instances, short);
+      const now = runWrapping(fresh, config, item.instances, short);
       const before = runWrapping(old, oldConfig, item.instances, short);
       if (now.length !== before.length || now.some((v, k) => v !== before[k])) throw new Error(`${workLabel(work)}, sequence ${short} short of wrapping: records differ from ${base}'s`);
       records += item.instances;
@@ -408,33 +421,109 @@ function equality(old: Engine, base: string): { rows: string[]; records: number 
   return { rows, records };
 }
 
-/** bench:reference in one process: each work raced, its records checked equal to the base's. */
-function timeReference(old: Engine): Timing[] {
+/** bench:reference's engines together in one process: each work raced, its records checked equal to the base's. */
+function timeReference(old: Engine, fresh: Engine): Timing[] {
   return SPEED_WORK.map(({ work, instances }) => {
-    const r = race(old, work, instances, SPEED_ROUNDS);
+    const r = race(old, fresh, work, instances, SPEED_ROUNDS);
     if (r.newRecords.some((v, k) => v !== r.oldRecords[k])) throw new Error(`${workLabel(work)}: records differ from the base's`);
-    const events = total(r.newRecords, r.config.resultWords, current.constants.R_EVENTS!);
-    return { before: r.before, now: r.now, events, requests: requests(r.config, r.newRecords, current.constants) };
+    const events = total(r.newRecords, r.config.resultWords, fresh.constants.R_EVENTS!);
+    return { before: r.before, now: r.now, events, requests: requests(r.config, r.newRecords, fresh.constants) };
   });
 }
 
-function referenceReport(timed: readonly Timed[], old: Engine, base: string): string {
-  const speed = SPEED_WORK.map(({ work, instances }, w) => {
+/** One engine alone on a work: its best seconds, what it simulated, and its records' hash. */
+interface Solo {
+  readonly seconds: number;
+  /** The first round's seconds: with the code still compiling (as `npm run bench` times the engine). */
+  readonly first: number;
+  readonly events: number;
+  readonly requests: number;
+  readonly hash: number;
+}
+
+/** bench:reference's engine alone in one process: each work timed as race times it, on this engine only. */
+function timeAlone(engine: Engine): Solo[] {
+  return SPEED_WORK.map(({ work, instances }) => {
+    const config = engine.configOf(work);
+    engine.run(config, 1, 1000, 2);
+    let records: Uint32Array = new Uint32Array(0);
+    const rounds = Array.from({ length: SPEED_ROUNDS }, () => seconds(() => (records = engine.run(config, 1, 0, instances))));
+    const events = total(records, config.resultWords, engine.constants.R_EVENTS!);
+    return { seconds: Math.min(...rounds), first: rounds[0]!, events, requests: requests(config, records, engine.constants), hash: hashOf(records) };
+  });
+}
+
+/** Each work's first rounds (Solo.first), medians over the processes. */
+interface FirstRounds {
+  readonly before: number;
+  readonly now: number;
+}
+
+/**
+ * Each engine alone in its own fresh processes, PROCESSES of each, alternating which runs
+ * first: each under the V8 flags its own checkout sets when its engine loads. Pairs them up
+ * (the k-th of each) into timings, checking the records equal.
+ */
+function timeApart(old: string, fresh: string): { timed: Timed[]; first: FirstRounds[] } {
+  const runs: Timing[][] = [];
+  const firsts: FirstRounds[][] = [];
+  for (let p = 0; p < PROCESSES; p++) {
+    process.stderr.write(`bench: timing each engine alone, processes ${2 * p + 1} and ${2 * p + 2} of ${2 * PROCESSES} ...\n`);
+    const order = p % 2 === 0 ? [old, fresh] : [fresh, old];
+    const [first, second] = order.map((dir) => inProcess<Solo[]>('alone', [dir]));
+    const [before, now] = p % 2 === 0 ? [first!, second!] : [second!, first!];
+    runs.push(SPEED_WORK.map(({ work }, w) => {
+      if (before[w]!.hash !== now[w]!.hash) throw new Error(`${workLabel(work)}: records differ from the base's`);
+      return { before: before[w]!.seconds, now: now[w]!.seconds, events: now[w]!.events, requests: now[w]!.requests };
+    }));
+    firsts.push(SPEED_WORK.map((_, w) => ({ before: before[w]!.first, now: now[w]!.first })));
+  }
+  const first = SPEED_WORK.map((_, w) => ({ before: median(firsts.map((f) => f[w]!.before)), now: median(firsts.map((f) => f[w]!.now)) }));
+  return { timed: overProcesses(runs), first };
+}
+
+/** A speed table's rows: each work's seconds, requests/s and speedup (and its first rounds' seconds, where given). */
+function speedRows(timed: readonly Timed[], first?: readonly FirstRounds[]): string[] {
+  return SPEED_WORK.map(({ work, instances }, w) => {
     const t = timed[w]!;
     const rate = (s: number) => Math.round(t.requests / s).toLocaleString('en');
-    return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |`;
+    const firstCells = first === undefined ? '' : ` ${first[w]!.before.toFixed(3)} | ${first[w]!.now.toFixed(3)} |`;
+    return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |${firstCells}`;
   });
-  const same = equality(old, base);
+}
+
+/** A speed table's header, with the first rounds' columns or without. */
+function speedHeader(first: boolean): string[] {
+  const extra = first ? [' first round before, s | first round now, s |', ' ---: | ---: |'] : ['', ''];
+  return [
+    `| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) | range |${extra[0]}`,
+    `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${extra[1]}`,
+  ];
+}
+
+function referenceReport(apart: { timed: readonly Timed[]; first: readonly FirstRounds[] }, together: readonly Timed[], old: Engine, fresh: Engine, base: string): string {
+  const same = equality(old, fresh, base);
+  const timing = `${SPEED_ROUNDS} rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
     `Command: \`${commandLine(`bench:reference -- ${base}`, `--reference ${base}`)}\`: the reference engine at ${base} against this checkout's, on one thread.`,
     '',
-    `Speed: the same instances on both engines, in each of ${PROCESSES} fresh processes ${SPEED_ROUNDS} alternating rounds, the better of each engine's rounds (after two instances each to compile the code), in the order listed, both drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`,
+    `${machine()} · ${new Date().toISOString()}`,
     '',
-    '| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) | range |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...speed,
+    '## As each checkout runs it',
+    '',
+    `Each engine alone in fresh processes of its own, ${PROCESSES} of each, alternating which runs first, so each runs under the V8 settings its own checkout makes when its engine loads (this checkout's raises V8's inlining budget: src/engine/inlining.ts). In each process ${timing} The first round (medians too) is what \`npm run bench\` times: V8 is still compiling the engine then, more so for the first work.`,
+    '',
+    ...speedHeader(true),
+    ...speedRows(apart.timed, apart.first),
+    '',
+    '## The engine\'s code alone',
+    '',
+    `Both engines in one process, under the same V8 settings (this checkout's, as loading its engine sets them): ${PROCESSES} fresh processes, in each ${SPEED_ROUNDS} alternating ${timing.slice(`${SPEED_ROUNDS} `.length)}`,
+    '',
+    ...speedHeader(false),
+    ...speedRows(together),
     '',
     `Records: ${same.records} records, each identical word for word to ${base}'s (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
     '',
@@ -450,10 +539,10 @@ function scratch(): string {
   return mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
 }
 
-/** `--time MODE DIRS`: one process's timings, as JSON on stdout, of engines built into DIRS. */
+/** `--time MODE DIRS`: one process's timings, as JSON on stdout, of the engines in DIRS (loadEngine), and of no other. */
 async function timeIn(mode: string, dirs: readonly string[]): Promise<void> {
   const engines = await Promise.all(dirs.map(loadEngine));
-  const timings = mode === 'reference' ? timeReference(engines[0]!) : timeCounters(engines[0]!, engines[1]!);
+  const timings = mode === 'alone' ? timeAlone(engines[0]!) : mode === 'reference' ? timeReference(engines[0]!, engines[1]!) : timeCounters(engines[0]!, engines[1]!);
   process.stdout.write(JSON.stringify(timings));
 }
 
@@ -465,8 +554,10 @@ async function main(): Promise<void> {
     if (reference) {
       const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
       buildEngine({ revision: base }, dirs[0]!);
-      const timed = timeInProcesses('reference', dirs.slice(0, 1));
-      text = referenceReport(timed, await loadEngine(dirs[0]!), base);
+      // this checkout's engine is `npm run build`'s, in root's dist
+      const apart = timeApart(dirs[0]!, root);
+      const together = timeInProcesses('reference', [dirs[0]!, root]);
+      text = referenceReport(apart, together, await loadEngine(dirs[0]!), await loadEngine(root), base);
     } else {
       buildEngine({ patch: WITHOUT_COUNTERS }, dirs[0]!);
       buildEngine({}, dirs[1]!);

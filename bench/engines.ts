@@ -11,7 +11,6 @@
  * prediction: the kernel on Mesa llvmpipe would take hours at 65,536 instances.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
@@ -28,7 +27,7 @@ import type { EngineChoice } from '../src/run/types.js';
 import { CROSSOVER_ABOUT, CROSSOVER_PATH, crossoverOf, loadCrossovers, type AdapterMeasurements, type Measurement } from '../src/run/crossover.js';
 import { hintRequestSchema, type HintRequest } from '../src/hint/api.js';
 import { runHints } from '../src/hint/search.js';
-import { configOf, label, logRow, measure, ratio, sameRecords, table, type EngineRun, type Row } from './measure.js';
+import { configOf, label, logRow, machine, measure, ratio, sameRecords, table, type EngineRun, type Row } from './measure.js';
 
 const root = new URL('../../', import.meta.url);
 
@@ -373,10 +372,6 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
     ...lines,
   ].join('\n');
   return { text, rows: rows.map(({ table: _table, ...rest }) => rest as WholeRow) };
-}
-
-function machine(): string {
-  return `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
 function dependencyVersion(name: string): string {

@@ -3,6 +3,7 @@
  *
  * "Simulated requests" are arrivals, warm-up included: all the work an instance does.
  */
+import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
 import { P } from '../src/engine/layout.js';
@@ -48,6 +49,11 @@ export function hashOf(records: Uint32Array): number {
   let h = 0x811c9dc5;
   for (const v of records) h = Math.imul(h ^ v, 0x01000193) >>> 0;
   return h;
+}
+
+/** The machine a report's figures come from: its CPUs, memory and Node.js. */
+export function machine(): string {
+  return `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
 export function label(problem: string, sets: readonly string[]): string {

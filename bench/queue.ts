@@ -10,7 +10,7 @@
  * Asserts nothing.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { packageVersion } from '../src/version.js';
 import { QueueDispatcher } from '../src/queue/dispatcher.js';
 import { closeEngines } from '../src/run/run.js';
@@ -18,6 +18,7 @@ import { buildServer } from '../src/service/server.js';
 import { runSweep } from '../src/sweep/run.js';
 import { sweepFromObject } from '../src/sweep/spec.js';
 import { startRedis, startWorker, workerReady } from './local-queue.js';
+import { machine } from './measure.js';
 
 const root = new URL('../../', import.meta.url);
 
@@ -129,11 +130,10 @@ async function main(): Promise<void> {
       ? `Measured: under 5% from ${under.chunkSize} point(s) (${under.chunkSize * instancesPerPoint} instances, about ${((local / points) * under.chunkSize * 1000).toFixed(0)} ms of work) a chunk.`
       : 'Measured: 5% or more at every chunk size here.',
   ].join(' ');
-  const cpu = cpus();
   const header = [
     '# Queue benchmark',
     '',
-    `servesim ${packageVersion()} · ${cpu.length} x ${cpu[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, Redis ${redis.version} on loopback · ${new Date().toISOString()}`,
+    `servesim ${packageVersion()} · ${machine()}, Redis ${redis.version} on loopback · ${new Date().toISOString()}`,
     '',
     'Command: `npm run bench:queue`',
     '',
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     '',
   ];
   const note =
-    `Each worker's pool has one thread a core (${cpu.length} here): one worker already fills the machine, so rows with ` +
+    `Each worker's pool has one thread a core (${availableParallelism()} here): one worker already fills the machine, so rows with ` +
     'more workers show what the queue costs when they compete for the same cores, not how it scales across machines.';
   const text = [...header, ...lines, '', verdict, '', note, ''].join('\n');
   process.stdout.write(`${text}\n`);

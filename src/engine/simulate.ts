@@ -9,13 +9,17 @@
  * For speed (issue 14; bench/results/reference-speed.md), this file alone holds a few state
  * words in module variables while initInstance and advanceInstance run, the two-word result
  * counters as doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush,
- * fifoPop, fifoFlush: not in the kernel); both write them back to the state before they return, so the records, and the state between calls, are the
- * kernel's (the heap's entries, if not in the same places of it).
+ * fifoPop, fifoFlush: not in the kernel); both write them back to the state before they
+ * return, so the records, and the state between calls, are the kernel's (the heap's entries,
+ * if not in the same places of it). Loading it raises V8's inlining budget (inlining.ts), so
+ * that each event handler compiles as one function with everything it calls.
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
  */
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
+// V8 inlines this file's hot path whole only with a larger budget than its default: set on load
+import './inlining.js';
 import * as layout from './layout.js';
 import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TR } from './layout.js';
 import * as rng from './rng.js';
