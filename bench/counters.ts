@@ -218,6 +218,8 @@ interface Timing {
   readonly now: number;
   readonly events: number;
   readonly requests: number;
+  /** Each engine's first round, where each ran alone (Solo.first). */
+  readonly first?: { readonly before: number; readonly now: number };
 }
 
 /** A work's timings over the processes: the median ratio (before / now) and the range. */
@@ -257,6 +259,7 @@ function timeInProcesses(mode: string, dirs: readonly string[]): Timed[] {
 function overProcesses(runs: readonly (readonly Timing[])[]): Timed[] {
   return runs[0]!.map((first, w) => {
     const ratios = runs.map((run) => run[w]!.before / run[w]!.now);
+    const firsts = runs.map((run) => run[w]!.first);
     return {
       before: median(runs.map((run) => run[w]!.before)),
       now: median(runs.map((run) => run[w]!.now)),
@@ -265,6 +268,7 @@ function overProcesses(runs: readonly (readonly Timing[])[]): Timed[] {
       ratio: median(ratios),
       low: Math.min(...ratios),
       high: Math.max(...ratios),
+      ...(first.first === undefined ? {} : { first: { before: median(firsts.map((f) => f!.before)), now: median(firsts.map((f) => f!.now)) } }),
     };
   });
 }
@@ -453,57 +457,56 @@ function timeAlone(engine: Engine): Solo[] {
   });
 }
 
-/** Each work's first rounds (Solo.first), medians over the processes. */
-interface FirstRounds {
-  readonly before: number;
-  readonly now: number;
-}
-
 /**
  * Each engine alone in its own fresh processes, PROCESSES of each, alternating which runs
  * first: each under the V8 flags its own checkout sets when its engine loads. Pairs them up
  * (the k-th of each) into timings, checking the records equal.
  */
-function timeApart(old: string, fresh: string): { timed: Timed[]; first: FirstRounds[] } {
+function timeApart(old: string, fresh: string): Timed[] {
+  const alone = (dir: string) => inProcess<Solo[]>('alone', [dir]);
   const runs: Timing[][] = [];
-  const firsts: FirstRounds[][] = [];
   for (let p = 0; p < PROCESSES; p++) {
     process.stderr.write(`bench: timing each engine alone, processes ${2 * p + 1} and ${2 * p + 2} of ${2 * PROCESSES} ...\n`);
-    const order = p % 2 === 0 ? [old, fresh] : [fresh, old];
-    const [first, second] = order.map((dir) => inProcess<Solo[]>('alone', [dir]));
-    const [before, now] = p % 2 === 0 ? [first!, second!] : [second!, first!];
+    let before: Solo[];
+    let now: Solo[];
+    if (p % 2 === 0) {
+      before = alone(old);
+      now = alone(fresh);
+    } else {
+      now = alone(fresh);
+      before = alone(old);
+    }
     runs.push(SPEED_WORK.map(({ work }, w) => {
-      if (before[w]!.hash !== now[w]!.hash) throw new Error(`${workLabel(work)}: records differ from the base's`);
-      return { before: before[w]!.seconds, now: now[w]!.seconds, events: now[w]!.events, requests: now[w]!.requests };
+      const [b, n] = [before[w]!, now[w]!];
+      if (b.hash !== n.hash) throw new Error(`${workLabel(work)}: records differ from the base's`);
+      return { before: b.seconds, now: n.seconds, events: n.events, requests: n.requests, first: { before: b.first, now: n.first } };
     }));
-    firsts.push(SPEED_WORK.map((_, w) => ({ before: before[w]!.first, now: now[w]!.first })));
   }
-  const first = SPEED_WORK.map((_, w) => ({ before: median(firsts.map((f) => f[w]!.before)), now: median(firsts.map((f) => f[w]!.now)) }));
-  return { timed: overProcesses(runs), first };
+  return overProcesses(runs);
 }
 
-/** A speed table's rows: each work's seconds, requests/s and speedup (and its first rounds' seconds, where given). */
-function speedRows(timed: readonly Timed[], first?: readonly FirstRounds[]): string[] {
+/** A speed table's rows: each work's seconds, requests/s and speedup (and its first rounds' seconds, where timed). */
+function speedRows(timed: readonly Timed[]): string[] {
   return SPEED_WORK.map(({ work, instances }, w) => {
     const t = timed[w]!;
     const rate = (s: number) => Math.round(t.requests / s).toLocaleString('en');
-    const firstCells = first === undefined ? '' : ` ${first[w]!.before.toFixed(3)} | ${first[w]!.now.toFixed(3)} |`;
+    const firstCells = t.first === undefined ? '' : ` ${t.first.before.toFixed(3)} | ${t.first.now.toFixed(3)} |`;
     return `| ${workLabel(work)} | ${instances} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |${firstCells}`;
   });
 }
 
-/** A speed table's header, with the first rounds' columns or without. */
-function speedHeader(first: boolean): string[] {
-  const extra = first ? [' first round before, s | first round now, s |', ' ---: | ---: |'] : ['', ''];
+/** A speed table's header: with the first rounds' columns where they were timed. */
+function speedHeader(timed: readonly Timed[]): string[] {
+  const extra = timed[0]?.first !== undefined ? [' first round before, s | first round now, s |', ' ---: | ---: |'] : ['', ''];
   return [
     `| work | instances | simulated requests | events | before, s | now, s | requests/s before | requests/s now | speedup (before / now) | range |${extra[0]}`,
     `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${extra[1]}`,
   ];
 }
 
-function referenceReport(apart: { timed: readonly Timed[]; first: readonly FirstRounds[] }, together: readonly Timed[], old: Engine, fresh: Engine, base: string): string {
+function referenceReport(apart: readonly Timed[], together: readonly Timed[], old: Engine, fresh: Engine, base: string): string {
   const same = equality(old, fresh, base);
-  const timing = `${SPEED_ROUNDS} rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`;
+  const timing = `rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal.`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
@@ -513,16 +516,16 @@ function referenceReport(apart: { timed: readonly Timed[]; first: readonly First
     '',
     '## As each checkout runs it',
     '',
-    `Each engine alone in fresh processes of its own, ${PROCESSES} of each, alternating which runs first, so each runs under the V8 settings its own checkout makes when its engine loads (this checkout's raises V8's inlining budget: src/engine/inlining.ts). In each process ${timing} The first round (medians too) is what \`npm run bench\` times: V8 is still compiling the engine then, more so for the first work.`,
+    `Each engine alone in fresh processes of its own, ${PROCESSES} of each, alternating which runs first, so each runs under the V8 settings its own checkout makes when its engine loads (this checkout's raises V8's inlining budget: src/engine/inlining.ts). In each process ${SPEED_ROUNDS} ${timing} The first round (medians too) is what \`npm run bench\` times: V8 is still compiling the engine then, more so for the first work.`,
     '',
-    ...speedHeader(true),
-    ...speedRows(apart.timed, apart.first),
+    ...speedHeader(apart),
+    ...speedRows(apart),
     '',
     '## The engine\'s code alone',
     '',
-    `Both engines in one process, under the same V8 settings (this checkout's, as loading its engine sets them): ${PROCESSES} fresh processes, in each ${SPEED_ROUNDS} alternating ${timing.slice(`${SPEED_ROUNDS} `.length)}`,
+    `Both engines in one process, under the same V8 settings (this checkout's, as loading its engine sets them): ${PROCESSES} fresh processes, in each ${SPEED_ROUNDS} alternating ${timing}`,
     '',
-    ...speedHeader(false),
+    ...speedHeader(together),
     ...speedRows(together),
     '',
     `Records: ${same.records} records, each identical word for word to ${base}'s (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
