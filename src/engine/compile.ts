@@ -156,6 +156,9 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   // at most how many arrivals come within `micros` of one another: a trace's count, or a
   // Poisson count exceeded with negligible odds
   const arrivalsWithin = (micros: number): number => (trace !== null ? trace.arrivalsWithin(micros) : poissonBound(peakRatePerMicro * micros));
+  // every arrival of the run: no more jobs than that are ever in the system, nor deadlines in the heap
+  const burstMicros = scenario.burst === null ? 0 : scenario.burst.to - scenario.burst.from;
+  const allArrivals = trace !== null ? trace.arrivalsWithin(measureEnd) : poissonBound((rate * measureEnd + rate * (burstScale - 1) * burstMicros) / 1e6);
 
   const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
   p[P.TIMEOUT] = timeout;
@@ -254,6 +257,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     jobCap = 8 * server.replicas * server.slots + 256;
     if (timeout > 0) jobCap = Math.min(jobCap, arrivalsWithin(timeout));
   }
+  jobCap = Math.min(jobCap, allArrivals);
   p[P.JOB_CAP] = jobCap;
 
   const slow = scenario.slowdown;
@@ -278,7 +282,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
 
   // Heap: one deadline per arrival still inside its timeout (stale ones included), at most
   // two more events per job, a boundary (and stale ones) per replica, the window events.
-  const deadlines = timeout > 0 ? arrivalsWithin(inflightMicros) : 0;
+  const deadlines = timeout > 0 ? Math.min(arrivalsWithin(inflightMicros), allArrivals) : 0;
   const gpuReplicas = gpu?.replicas ?? 0;
   p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
 
@@ -317,6 +321,11 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   };
   const stateWords = end;
   p[P.STATE_WORDS] = stateWords;
+  // the parser's limits keep every problem inside these; this guards compile's other callers
+  if (stateWords > LIMITS.stateWords || PARAM_SCALARS + extra.length > LIMITS.paramsWords) {
+    const [what, words, limit] = stateWords > LIMITS.stateWords ? ['an instance\'s state', stateWords, LIMITS.stateWords] : ['the params', PARAM_SCALARS + extra.length, LIMITS.paramsWords];
+    throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `case ${scenario.name}: ${what} takes ${words.toLocaleString('en')} words, over the engines' limit of ${limit.toLocaleString('en')}`);
+  }
 
   const params = new Uint32Array(PARAM_SCALARS + extra.length);
   params.set(p);

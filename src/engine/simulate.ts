@@ -6,18 +6,20 @@
  * every capacity sized by compile.ts (reaching one is an overload, recorded in the result: see
  * ERR in layout.ts).
  *
- * For speed (issue 14; bench/results/reference-speed.md), this file alone holds a few state
- * words in module variables while initInstance and advanceInstance run, the two-word result
- * counters as doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush,
- * fifoPop, fifoFlush: not in the kernel); both write them back to the state before they
- * return, so the records, and the state between calls, are the kernel's (the heap's entries,
- * if not in the same places of it). Loading it raises V8's inlining budget (inlining.ts), so
- * that each event handler compiles as one function with everything it calls.
+ * For speed (issue 14; bench/results/reference-speed.md), this file alone runs the instance
+ * in arrays of its own (copied in and back: bind, unbind), holds a few state words in module
+ * variables while initInstance and advanceInstance run, the two-word result counters as
+ * doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush, fifoPop,
+ * fifoFlush: not in the kernel); all go back to the caller's state before they return, so
+ * the records, and the state between calls, are the kernel's (the heap's entries, if not in
+ * the same places of it). Loading it raises V8's inlining budget (inlining.ts), so that each
+ * event handler compiles as one function with everything it calls.
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
  */
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
+import { LIMITS } from '../problem/limits.js';
 // V8 inlines this file's hot path whole only with a larger budget than its default: set on load
 import './inlining.js';
 import * as layout from './layout.js';
@@ -46,15 +48,24 @@ const sampleTable = rng.sampleTable;
 
 // Module variables are `var`, not `let`: V8's optimised code checks a `let` for its temporal
 // dead zone at every read from a function, and this engine reads them on every line.
-// The buffers an instance runs on: state (all instances), its base, params and tables.
-var st: Uint32Array = new Uint32Array(0);
-var sb = 0;
+// The instance that init or advance runs: its state and its configuration's params, copied into
+// arrays of their own while it runs (bind, unbind). Module constants, so V8 compiles each
+// array's address and length into the engine's code, where a `var` array is loaded, with its
+// length, at each use and holds registers: 1.18-1.24x faster so
+// (bench/results/reference-speed-d1d8722.md). The tables are bound, not copied: they hold a
+// trace's rows, which can be millions of words.
+const st = new Uint32Array(LIMITS.stateWords);
+const pr = new Uint32Array(LIMITS.paramsWords);
+var tb: Uint32Array = new Uint32Array(0);
+// The instance's base in st: one instance at a time (the kernel's is its slot's).
+const sb = 0;
+// Where init and advance copy the instance back: the caller's state array and the slot's base.
+var home: Uint32Array = new Uint32Array(0);
+var homeBase = 0;
 // Where this instance's results, jobs and heap start (fixed for a configuration).
 var rs = 0;
 var js = 0;
 var hs = 0;
-var pr: Uint32Array = new Uint32Array(0);
-var tb: Uint32Array = new Uint32Array(0);
 // The event being handled.
 var evTime = 0;
 var evKind = 0;
@@ -80,7 +91,7 @@ var heapCap = 0;
 // an i32 (draw only xors it), so that V8 never boxes it.
 var randomKey = 0;
 /** The two-word result counters while advanceInstance runs (add64). */
-var sums = new Float64Array(layout.RESULT_SCALARS);
+const sums = new Float64Array(layout.RESULT_SCALARS);
 /** The measured window (P.WARMUP, P.MEASURE_END), read by every measured(). */
 var warmupAt = 0;
 var measureEndAt = 0;
@@ -240,12 +251,11 @@ function heapPush(time: number, kind: number, id: number, tag: number): void {
     fifoPush(time, seq, ((kind << 24) | id) >>> 0, tag);
     return;
   }
-  const s = st;
   const at = heapAt(heapSiftUp(n, time, seq));
-  s[at] = time;
-  s[at + 1] = seq;
-  s[at + 2] = ((kind << 24) | id) >>> 0;
-  s[at + 3] = tag;
+  st[at] = time;
+  st[at + 1] = seq;
+  st[at + 2] = ((kind << 24) | id) >>> 0;
+  st[at + 3] = tag;
   heapLen = n + 1;
 }
 
@@ -254,19 +264,17 @@ function heapPush(time: number, kind: number, id: number, tag: number): void {
  * (TypeScript only: heapPush and fifoFlush both insert; the kernel's heapPush has it inline.)
  */
 function heapSiftUp(n: number, time: number, seq: number): number {
-  // the state array in a local: a loop re-reads a module variable on every turn
-  const s = st;
   let i = n;
   while (i > 0) {
     const parent = (i - 1) >>> 1;
     const pa = heapAt(parent);
-    const t = s[pa]!;
-    if (t < time || (t === time && s[pa + 1]! < seq)) break;
+    const t = st[pa]!;
+    if (t < time || (t === time && st[pa + 1]! < seq)) break;
     const at = heapAt(i);
-    s[at] = t;
-    s[at + 1] = s[pa + 1]!;
-    s[at + 2] = s[pa + 2]!;
-    s[at + 3] = s[pa + 3]!;
+    st[at] = t;
+    st[at + 1] = st[pa + 1]!;
+    st[at + 2] = st[pa + 2]!;
+    st[at + 3] = st[pa + 3]!;
     i = parent;
   }
   return i;
@@ -274,40 +282,39 @@ function heapSiftUp(n: number, time: number, seq: number): number {
 
 /** Removes the earliest event into evTime, evKind, evId, evTag. */
 function heapPop(): void {
-  const s = st;
   const top = heapAt(0);
   if (fifoLen > 0 && fifoPop()) return;
-  evTime = s[top]!;
-  const kindId = s[top + 2]!;
+  evTime = st[top]!;
+  const kindId = st[top + 2]!;
   evKind = kindId >>> 24;
   evId = kindId & 0xffffff;
-  evTag = s[top + 3]!;
+  evTag = st[top + 3]!;
   const n = heapLen - 1;
   heapLen = n;
   const last = heapAt(n);
   // The hot loop of a long heap: it walks word addresses rather than indices (heapAt(2i + 1)
   // is at + (at - top) + HEAP_WORDS for at = heapAt(i); child < n is c < last), and holds the
   // last entry's time and sequence, which each level compares with, in locals.
-  const lastTime = s[last]!;
-  const lastSeq = s[last + 1]!;
+  const lastTime = st[last]!;
+  const lastSeq = st[last + 1]!;
   let at = top;
   for (;;) {
     let c = at + (at - top) + HEAP_WORDS;
     if (c >= last) break;
     if (c + HEAP_WORDS < last && heapBefore(c + HEAP_WORDS, c)) c += HEAP_WORDS;
     // !heapBefore(c, last)
-    const t = s[c]!;
-    if (!(t < lastTime || (t === lastTime && s[c + 1]! < lastSeq))) break;
-    s[at] = t;
-    s[at + 1] = s[c + 1]!;
-    s[at + 2] = s[c + 2]!;
-    s[at + 3] = s[c + 3]!;
+    const t = st[c]!;
+    if (!(t < lastTime || (t === lastTime && st[c + 1]! < lastSeq))) break;
+    st[at] = t;
+    st[at + 1] = st[c + 1]!;
+    st[at + 2] = st[c + 2]!;
+    st[at + 3] = st[c + 3]!;
     at = c;
   }
-  s[at] = lastTime;
-  s[at + 1] = lastSeq;
-  s[at + 2] = s[last + 2]!;
-  s[at + 3] = s[last + 3]!;
+  st[at] = lastTime;
+  st[at + 1] = lastSeq;
+  st[at + 2] = st[last + 2]!;
+  st[at + 3] = st[last + 3]!;
 }
 
 /** Queues an entry (of a time now + fifoDelay) after every entry in the FIFO. */
@@ -339,17 +346,16 @@ function fifoPop(): boolean {
 
 /** Moves the FIFO's entries into the heap (as heapPush sifts, with their own sequences). */
 function fifoFlush(): void {
-  const s = st;
   for (; fifoLen > 0; fifoLen--) {
     const f = fifoHead * HEAP_WORDS;
     fifoHead = fifoHead + 1 < heapCap ? fifoHead + 1 : 0;
     const time = fifo[f]!;
     const seq = fifo[f + 1]!;
     const at = heapAt(heapSiftUp(heapLen, time, seq));
-    s[at] = time;
-    s[at + 1] = seq;
-    s[at + 2] = fifo[f + 2]!;
-    s[at + 3] = fifo[f + 3]!;
+    st[at] = time;
+    st[at + 1] = seq;
+    st[at + 2] = fifo[f + 2]!;
+    st[at + 3] = fifo[f + 3]!;
     heapLen += 1;
   }
   fifoHead = 0;
@@ -523,11 +529,10 @@ function entryAt(r: number, e: number): number {
 }
 
 function cacheFind(r: number, key: number): number {
-  const s = st;
   const cap = pr[P.CACHE_CAP]!;
   const at = entryAt(r, 0) + E.KEY;
   for (let e = 0; e < cap; e++) {
-    if (s[at + e * ENTRY_WORDS] === key) return e;
+    if (st[at + e * ENTRY_WORDS] === key) return e;
   }
   return NONE;
 }
@@ -589,15 +594,14 @@ function cacheDrop(r: number, e: number): void {
 
 /** The least recently used entry neither pinned nor a parent, or NONE. */
 function cacheVictim(r: number): number {
-  const s = st;
   const cap = pr[P.CACHE_CAP]!;
   let victim = NONE;
   let oldest = NONE;
   let eb = entryAt(r, 0);
   for (let e = 0; e < cap; e++, eb += ENTRY_WORDS) {
-    if (s[eb + E.KEY] !== 0 && s[eb + E.PINS] === 0 && s[eb + E.CHILDREN] === 0 && (victim === NONE || s[eb + E.LAST]! < oldest)) {
+    if (st[eb + E.KEY] !== 0 && st[eb + E.PINS] === 0 && st[eb + E.CHILDREN] === 0 && (victim === NONE || st[eb + E.LAST]! < oldest)) {
       victim = e;
-      oldest = s[eb + E.LAST]!;
+      oldest = st[eb + E.LAST]!;
     }
   }
   return victim;
@@ -668,18 +672,17 @@ function cacheStoreSession(r: number, j: number): void {
 function replicaRelease(r: number, j: number): void {
   const rb = replicaAt(r);
   const jb = jobAt(j);
-  const s = st;
   const run = runningAt(r, 0);
-  const running = s[rb + RP.N_RUN]!;
+  const running = st[rb + RP.N_RUN]!;
   let w = 0;
   for (let i = 0; i < running; i++) {
-    const k = s[run + i]!;
+    const k = st[run + i]!;
     if (k !== j) {
-      s[run + w] = k;
+      st[run + w] = k;
       w += 1;
     }
   }
-  s[rb + RP.N_RUN] = w;
+  st[rb + RP.N_RUN] = w;
   st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
   st[jb + J.RESERVED] = 0;
   cacheUnpin(r, j);
@@ -799,42 +802,41 @@ function callDone(r: number, j: number): void {
  * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
  */
 function replicaBoundary(r: number): void {
-  const s = st;
   const rb = replicaAt(r);
   const run = runningAt(r, 0);
-  const mode = s[rb + RP.MODE]!;
+  const mode = st[rb + RP.MODE]!;
   // neither prefillDone nor callDone changes this replica's batch: its size is read once
-  const running = s[rb + RP.N_RUN]!;
+  const running = st[rb + RP.N_RUN]!;
   if (mode !== MODE.IDLE) {
-    noteBusy(s[rb + RP.START]!, now, s[rb + RP.BATCH]!);
-    const n = mode === MODE.RUN ? Math.floor((now - s[rb + RP.START]!) / s[rb + RP.DUR]!) : 1;
+    noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+    const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
     for (let i = 0; i < running; i++) {
-      const jb = jobAt(s[run + i]!);
-      if (s[jb + J.PHASE] === PHASE.DECODE) {
-        s[jb + J.OUT_LEFT] = s[jb + J.OUT_LEFT]! - n;
+      const jb = jobAt(st[run + i]!);
+      if (st[jb + J.PHASE] === PHASE.DECODE) {
+        st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
       } else {
-        const alloc = s[jb + J.ALLOC]!;
+        const alloc = st[jb + J.ALLOC]!;
         if (alloc > 0) {
-          const left = s[jb + J.PREFILL_LEFT]! - alloc;
-          s[jb + J.PREFILL_LEFT] = left;
-          s[jb + J.ALLOC] = 0;
-          if (left === 0) prefillDone(r, s[run + i]!);
+          const left = st[jb + J.PREFILL_LEFT]! - alloc;
+          st[jb + J.PREFILL_LEFT] = left;
+          st[jb + J.ALLOC] = 0;
+          if (left === 0) prefillDone(r, st[run + i]!);
         }
       }
     }
   }
   let w = 0;
   for (let i = 0; i < running; i++) {
-    const j = s[run + i]!;
+    const j = st[run + i]!;
     const jb = jobAt(j);
-    if (s[jb + J.PHASE] === PHASE.DECODE && s[jb + J.OUT_LEFT] === 0) {
+    if (st[jb + J.PHASE] === PHASE.DECODE && st[jb + J.OUT_LEFT] === 0) {
       callDone(r, j);
     } else {
-      s[run + w] = j;
+      st[run + w] = j;
       w += 1;
     }
   }
-  s[rb + RP.N_RUN] = w;
+  st[rb + RP.N_RUN] = w;
   replicaAdmit(r);
   replicaPlan(r);
 }
@@ -884,15 +886,14 @@ function replicaAdmit(r: number): void {
 
 /** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
 function replicaPlan(r: number): void {
-  const s = st;
   const rb = replicaAt(r);
   const run = runningAt(r, 0);
-  const running = s[rb + RP.N_RUN]!;
-  s[rb + RP.START] = now;
-  s[rb + RP.BATCH] = running;
+  const running = st[rb + RP.N_RUN]!;
+  st[rb + RP.START] = now;
+  st[rb + RP.BATCH] = running;
   if (running === 0) {
-    s[rb + RP.MODE] = MODE.IDLE;
-    s[rb + RP.GEN] = (s[rb + RP.GEN]! + 1) >>> 0;
+    st[rb + RP.MODE] = MODE.IDLE;
+    st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
     return;
   }
   const chunk = pr[P.CHUNK]!;
@@ -900,29 +901,29 @@ function replicaPlan(r: number): void {
   let decoding = 0;
   let shortest = NONE;
   for (let i = 0; i < running; i++) {
-    const jb = jobAt(s[run + i]!);
-    if (s[jb + J.PHASE] === PHASE.DECODE) {
+    const jb = jobAt(st[run + i]!);
+    if (st[jb + J.PHASE] === PHASE.DECODE) {
       decoding += 1;
-      const left = s[jb + J.OUT_LEFT]!;
+      const left = st[jb + J.OUT_LEFT]!;
       if (left < shortest) shortest = left;
     } else {
-      const left = s[jb + J.PREFILL_LEFT]!;
+      const left = st[jb + J.PREFILL_LEFT]!;
       const alloc = left < budget ? left : budget;
-      s[jb + J.ALLOC] = alloc;
+      st[jb + J.ALLOC] = alloc;
       budget -= alloc;
     }
   }
   const prefill = chunk - budget;
   if (decoding < running) {
     const dur = iterationTime(decoding, prefill);
-    s[rb + RP.MODE] = MODE.SINGLE;
-    s[rb + RP.DUR] = dur;
+    st[rb + RP.MODE] = MODE.SINGLE;
+    st[rb + RP.DUR] = dur;
     replicaSchedule(r, later(1, dur));
     return;
   }
   const dur = iterationTime(decoding, 0);
-  s[rb + RP.MODE] = MODE.RUN;
-  s[rb + RP.DUR] = dur;
+  st[rb + RP.MODE] = MODE.RUN;
+  st[rb + RP.DUR] = dur;
   replicaSchedule(r, later(shortest, dur));
 }
 
@@ -1659,11 +1660,14 @@ export interface EngineBuffers {
   readonly state: Uint32Array;
 }
 
-function bind(buffers: EngineBuffers, instance: number): void {
-  st = buffers.state;
-  pr = buffers.params;
+/** Copies the params in and binds the tables; `copyState`: the instance's state too (advance, not init). */
+function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
+  // a batch's params block holds other configurations' after this one's (compile keeps each within the limit)
+  pr.set(buffers.params.length > pr.length ? buffers.params.subarray(0, pr.length) : buffers.params);
   tb = buffers.tables;
-  sb = instance * pr[P.STATE_WORDS]!;
+  home = buffers.state;
+  homeBase = slot * pr[P.STATE_WORDS]!;
+  if (copyState) st.set(home.subarray(homeBase, homeBase + pr[P.STATE_WORDS]!));
   rs = sb + pr[P.OFF_RESULT]!;
   js = sb + pr[P.OFF_JOBS]!;
   hs = sb + pr[P.OFF_HEAP]!;
@@ -1680,16 +1684,24 @@ function bind(buffers: EngineBuffers, instance: number): void {
   if (fifo.length < heapCap * HEAP_WORDS) fifo = new Uint32Array(heapCap * HEAP_WORDS);
 }
 
+/** The instance's state back into the caller's state array, at its slot. */
+function unbind(): void {
+  home.set(st.subarray(0, pr[P.STATE_WORDS]!), homeBase);
+}
+
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */
 export function init(buffers: EngineBuffers, slot: number, seed: number, instance: number): void {
-  bind(buffers, slot);
+  bind(buffers, slot, false);
   initInstance(seed >>> 0, instance >>> 0);
+  unbind();
 }
 
 /** Advances the instance at `slot` through every event before `until`; true when it is done. */
 export function advance(buffers: EngineBuffers, slot: number, until: number): boolean {
-  bind(buffers, slot);
-  return advanceInstance(until >>> 0);
+  bind(buffers, slot, true);
+  const done = advanceInstance(until >>> 0);
+  unbind();
+  return done;
 }
 
 export { HISTOGRAM_BUCKETS };

@@ -37,6 +37,12 @@ export const LIMITS = {
   virtualNodes: 256,
   /** Model calls per agent task. */
   steps: 1_000,
+  /**
+   * Replica failures in one case (the file's and the case's together): each is three heap
+   * events and six words of the params every instance reads, which the reference engine holds
+   * in an array of fixed size (paramsWords).
+   */
+  failures: 1_000,
   /** Retries of a call failed by a dead replica. */
   retries: 10,
   /** Token counts: a prompt far past any context window is a typo. */
@@ -68,6 +74,15 @@ export const LIMITS = {
   stepMicros: 10_000_000,
   /** Cache entries one GPU replica indexes (compile.ts sizes CACHE_CAP with cacheEntries), checked at parse time. */
   cacheEntries: 4096,
+  /**
+   * Words of one instance's state and of its configuration's params: the reference engine runs
+   * an instance in arrays of these sizes, fixed so that V8 compiles their addresses into its
+   * code (src/engine/simulate.ts). The limits above keep every problem inside them (the largest
+   * instance about 9 million words, the most params 38,875: test/engine-capacity.test.ts);
+   * compile checks them all the same.
+   */
+  stateWords: 1 << 24,
+  paramsWords: 1 << 16,
   /** The seed feeds a counter-based generator keyed by u32 words. */
   seed: 0xffff_ffff,
   /**

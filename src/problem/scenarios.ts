@@ -220,7 +220,11 @@ class CaseBuilder {
     const rateField = this.ctx.trace === null ? 'traffic.rate' : this.ctx.trace.scaleGiven ? 'traffic.rateScale' : 'traffic.trace';
     this.traffic(name, rateScale, burst, change?.rateScale !== undefined || change?.burst ? path : rateField);
     this.traceWindow(name, rateScale);
-    return { name, rateScale, burst, slowdown, failures: [...own, ...extra] };
+    const failures = [...own, ...extra];
+    if (failures.length > LIMITS.failures) {
+      this.issue(change?.failures === undefined || own.length > LIMITS.failures ? 'failures' : `${path}.failures`, `case ${name} has ${failures.length.toLocaleString('en')} replica failures, over the limit of ${LIMITS.failures.toLocaleString('en')} a case`);
+    }
+    return { name, rateScale, burst, slowdown, failures };
   }
 }
 
