@@ -77,9 +77,8 @@ export const LIMITS = {
   /**
    * Words of one instance's state and of its configuration's params: the reference engine runs
    * an instance in arrays of these sizes, fixed so that V8 compiles their addresses into its
-   * code (src/engine/simulate.ts). The limits above keep every problem inside them (the largest
-   * instance about 9 million words, the most params 38,875: test/engine-capacity.test.ts);
-   * compile checks them all the same.
+   * code (src/engine/simulate.ts). The limits above keep every problem inside them
+   * (test/engine-capacity.test.ts builds the largest); compile checks them all the same.
    */
   stateWords: 1 << 24,
   paramsWords: 1 << 16,
