@@ -77,6 +77,15 @@ describe('the reference engine\'s fixed arrays', () => {
     expect(result!.successes).toBe(result!.arrivals);
   });
 
+  it('refuses to compile, naming the array, a case built past the parser (11,000 failures)', () => {
+    const problem = problemFromObject(largestRequest);
+    const scenario = selectCases(problem, ['as-given'])[0]!;
+    const failures = Array.from({ length: 11 }, () => scenario.failures).flat();
+    expect(() => compile(problem, { ...scenario, failures })).toThrow(
+      new ServesimError('SERVESIM_CAPACITY_EXCEEDED', 'case as-given: its params block, 98,875 words, is over the engines\' limit of 65,536'),
+    );
+  });
+
   it('refuses a case with more failures than the limit, naming the field', () => {
     const raw = { ...largestRequest, failures: Array.from({ length: LIMITS.failures + 1 }, () => ({})) };
     let error: unknown;

@@ -322,12 +322,14 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const stateWords = end;
   p[P.STATE_WORDS] = stateWords;
   // the parser's limits keep every problem inside these; this guards compile's other callers
-  if (stateWords > LIMITS.stateWords || PARAM_SCALARS + extra.length > LIMITS.paramsWords) {
-    const [what, words, limit] = stateWords > LIMITS.stateWords ? ['an instance\'s state', stateWords, LIMITS.stateWords] : ['the params', PARAM_SCALARS + extra.length, LIMITS.paramsWords];
-    throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `case ${scenario.name}: ${what} takes ${words.toLocaleString('en')} words, over the engines' limit of ${limit.toLocaleString('en')}`);
+  const paramsWords = PARAM_SCALARS + extra.length;
+  for (const [what, words, limit] of [['an instance\'s state', stateWords, LIMITS.stateWords], ['its params block', paramsWords, LIMITS.paramsWords]] as const) {
+    if (words > limit) {
+      throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `case ${scenario.name}: ${what}, ${words.toLocaleString('en')} words, is over the engines' limit of ${limit.toLocaleString('en')}`);
+    }
   }
 
-  const params = new Uint32Array(PARAM_SCALARS + extra.length);
+  const params = new Uint32Array(paramsWords);
   params.set(p);
   params.set(extra, PARAM_SCALARS);
   const allTables = new Uint32Array(tables.length * TABLE_WORDS + (trace?.words.length ?? 0));
