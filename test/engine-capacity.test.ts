@@ -88,13 +88,7 @@ describe('the reference engine\'s fixed arrays', () => {
 
   it('refuses a case with more failures than the limit, naming the field', () => {
     const raw = { ...largestRequest, failures: Array.from({ length: LIMITS.failures + 1 }, () => ({})) };
-    let error: unknown;
-    try {
-      problemFromObject(raw);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ServesimError);
-    expect((error as ServesimError).message).toContain('failures: case as-given has 1,001 replica failures, over the limit of 1,000 a case');
+    expect(() => problemFromObject(raw)).toThrow(ServesimError);
+    expect(() => problemFromObject(raw)).toThrow('failures: case as-given has 1,001 replica failures, over the limit of 1,000 a case');
   });
 });

@@ -4,7 +4,7 @@
  * engines use is sized here from the configuration; an instance that reaches one is overloaded,
  * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
-import type { Distribution, Problem, Scenario, Target } from '../model/problem.js';
+import { expectedArrivals, type Distribution, type Problem, type Scenario, type Target } from '../model/problem.js';
 import { TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
@@ -157,8 +157,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   // Poisson count exceeded with negligible odds
   const arrivalsWithin = (micros: number): number => (trace !== null ? trace.arrivalsWithin(micros) : poissonBound(peakRatePerMicro * micros));
   // every arrival of the run: no more jobs than that are ever in the system, nor deadlines in the heap
-  const burstMicros = scenario.burst === null ? 0 : scenario.burst.to - scenario.burst.from;
-  const allArrivals = trace !== null ? trace.arrivalsWithin(measureEnd) : poissonBound((rate * measureEnd + rate * (burstScale - 1) * burstMicros) / 1e6);
+  const allArrivals = trace !== null ? trace.arrivalsWithin(measureEnd) : poissonBound(expectedArrivals(rate, measureEnd, scenario.burst));
 
   const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
   p[P.TIMEOUT] = timeout;

@@ -8,7 +8,8 @@
  * another on every event, and which dozen depended on the order they got hot in, so the same
  * engine ran at different speeds from one process to the next. With this budget each event
  * handler compiles with what it calls inlined (M/M/c's events run in three functions: the
- * loop, arrival and handleEvent): faster once compiled, a little slower while V8 compiles the larger functions.
+ * loop, arrival and handleEvent): faster once compiled, a little slower while V8 compiles the
+ * larger functions.
  *
  * The flag is process-wide (the pool's threads share it) and TurboFan reads it for each
  * function it optimises, so setting it here, before the engine has run, does what `node

@@ -234,6 +234,12 @@ export interface Burst extends Window {
   readonly scale: number;
 }
 
+/** Arrivals a Poisson stream of `rate` a second is expected to bring in `micros`, the burst's window (inside them) at its scale. */
+export function expectedArrivals(rate: number, micros: number, burst: Burst | null): number {
+  const burstExtra = burst === null ? 0 : rate * (burst.scale - 1) * ((burst.to - burst.from) / 1e6);
+  return (rate * micros) / 1e6 + burstExtra;
+}
+
 /** One test case: the problem's traffic and failures, changed as the case says. */
 export interface Scenario {
   readonly name: string;

@@ -5,7 +5,7 @@
  * of the run, so the engines never need to know about warm-up.
  */
 import { ServesimError, type FieldIssue } from '../errors.js';
-import type { Burst, Problem, ReplicaFailure, Scenario, Slowdown, Target } from '../model/problem.js';
+import { expectedArrivals, type Burst, type Problem, type ReplicaFailure, type Scenario, type Slowdown, type Target } from '../model/problem.js';
 import { BUILTIN_CASE_NAMES, HORIZON_TEXT, LIMITS } from './limits.js';
 import type { FileFailure, FileScenario, ProblemFile } from './schema.js';
 import { formatDuration } from './units.js';
@@ -154,9 +154,8 @@ class CaseBuilder {
     const peak = scaled * Math.max(1, burstScale);
     const low = scaled * Math.min(1, burstScale);
     // the burst window changes the rate inside the measured window
-    const burstExtra = burst === null ? 0 : scaled * (burstScale - 1) * ((burst.to - burst.from) / 1e6);
-    const measured = (scaled * duration) / 1e6 + burstExtra;
-    const calls = ((scaled * (warmup + duration)) / 1e6 + burstExtra) * callsPerArrival;
+    const measured = expectedArrivals(scaled, duration, burst);
+    const calls = expectedArrivals(scaled, warmup + duration, burst) * callsPerArrival;
     const limit = LIMITS.maxArrivals[kind];
     const what = callsPerArrival === 1 ? 'arrivals' : `model calls (arrivals x orchestrator.steps ${callsPerArrival})`;
     if (peak > LIMITS.maxRate) {
