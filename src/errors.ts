@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'SERVESIM_OVERRIDE_INVALID'
   | 'SERVESIM_SWEEP_INVALID'
   | 'SERVESIM_CASE_UNKNOWN'
+  | 'SERVESIM_SEEDS_INVALID'
   | 'SERVESIM_CAPACITY_EXCEEDED'
   | 'SERVESIM_GRID_TOO_LARGE'
   | 'SERVESIM_INPUT_TOO_LARGE'
@@ -25,6 +26,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   SERVESIM_OVERRIDE_INVALID: 400,
   SERVESIM_SWEEP_INVALID: 400,
   SERVESIM_CASE_UNKNOWN: 400,
+  // a cap on seeds below the seeds asked for (--max-seeds, maxSeeds)
+  SERVESIM_SEEDS_INVALID: 400,
   SERVESIM_CAPACITY_EXCEEDED: 422,
   SERVESIM_GRID_TOO_LARGE: 413,
   // a file or body past a bound on its size, nesting, keys or aliases (src/problem/parse.ts)

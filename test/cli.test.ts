@@ -20,6 +20,7 @@ describe('option parsers', () => {
   it('takes a positive integer for --seeds', () => {
     expect(parseSeeds('64')).toBe(64);
     expect(parseSeeds(' 1 ')).toBe(1);
+    expect(parseSeeds('auto')).toBe('auto');
     for (const bad of ['0', '-3', 'abc', '1.5', '', '1e3', '0x10', '99999999999']) {
       expect(() => parseSeeds(bad), bad).toThrow(/--seeds/);
     }
@@ -87,7 +88,17 @@ function fakeProblem(id: string): Problem {
 function fakeRow(name: string): CaseSummary {
   const row: Record<string, unknown> = {};
   for (const col of SUMMARY_COLUMNS) row[col] = 0;
-  return { ...(row as unknown as CaseSummary), case: name, seeds: 4, passes: false, p99_ms: Number.NaN };
+  return {
+    ...(row as unknown as CaseSummary),
+    case: name,
+    seeds: 4,
+    verdict: 'FAIL',
+    undecided: '',
+    passes: false,
+    p99_ms: Number.NaN,
+    longest_queue_at: '',
+    overload_reason: '',
+  };
 }
 
 interface Harness {
@@ -135,6 +146,7 @@ function harness(runProblem?: CliDeps['runProblem'], loadError?: Error): Harness
             adapter: null,
             batches: [{ instances: options.seeds * names.length, configs: names.length, engine: 'reference', adapter: null }],
             seeds: options.seeds,
+            maxSeeds: options.maxSeeds ?? options.seeds,
             baseSeed: options.baseSeed,
             servesimVersion: '0.1.0',
           },
@@ -174,7 +186,7 @@ describe('servesim run', () => {
     const h = harness();
     expect(await cli(h, 'run', 'hot-prefix.yaml')).toBe(0);
     expect(h.runs).toHaveLength(1);
-    expect(h.runs[0]).toMatchObject({ seeds: 64, baseSeed: 42, engine: 'auto' });
+    expect(h.runs[0]).toMatchObject({ seeds: 64, maxSeeds: 64, baseSeed: 42, engine: 'auto' });
     expect(h.runs[0]!.caseNames).toBeUndefined();
     expect(h.runs[0]!.signal).toBeInstanceOf(AbortSignal);
     expect(h.out()).toContain('hot-prefix — Title of hot-prefix');
@@ -198,6 +210,39 @@ describe('servesim run', () => {
       engine: 'cpu',
       caseNames: ['peak-hour', 'as-given', 'server-dies'],
     });
+  });
+
+  it('passes --seeds auto and --max-seeds on as seeds until decided, and refuses a cap below --seeds', async () => {
+    const auto = harness();
+    expect(await cli(auto, 'run', 'p.yaml', '--seeds', 'auto')).toBe(0);
+    expect(auto.runs[0]).toMatchObject({ seeds: 32, maxSeeds: 4096 });
+    const capped = harness();
+    expect(await cli(capped, 'run', 'p.yaml', '--seeds', '16', '--max-seeds', '128')).toBe(0);
+    expect(capped.runs[0]).toMatchObject({ seeds: 16, maxSeeds: 128 });
+    const fixed = harness();
+    expect(await cli(fixed, 'run', 'p.yaml', '--seeds', '8')).toBe(0);
+    expect(fixed.runs[0]).toMatchObject({ seeds: 8, maxSeeds: 8 });
+    const low = harness();
+    expect(await cli(low, 'run', 'p.yaml', '--seeds', '64', '--max-seeds', '8')).toBe(2);
+    expect(low.err()).toContain('--max-seeds');
+    expect(low.runs).toHaveLength(0);
+  });
+
+  it('--check makes the verdicts the exit status: 1 if a case FAILs, else 3 if one is UNDECIDED, else 0', async () => {
+    const verdicts = (...v: CaseSummary['verdict'][]): CliDeps['runProblem'] => async (problem, options) => ({
+      problem,
+      rows: v.map((verdict, i) => ({ ...fakeRow(`case-${i}`), verdict, passes: verdict === 'PASS' })),
+      meta: { problemId: problem.id, engine: 'reference', adapter: null, batches: [], seeds: options.seeds, maxSeeds: options.seeds, baseSeed: options.baseSeed, servesimVersion: '0.1.0' },
+    });
+    const status = async (runner: CliDeps['runProblem'], ...flags: string[]): Promise<number> => cli(harness(runner), 'run', 'p.yaml', ...flags);
+    expect(await status(verdicts('PASS', 'PASS'), '--check')).toBe(0);
+    expect(await status(verdicts('PASS', 'UNDECIDED'), '--check')).toBe(3);
+    expect(await status(verdicts('UNDECIDED', 'FAIL', 'PASS'), '--check')).toBe(1);
+    // without --check a verdict is a result, not a status
+    expect(await status(verdicts('UNDECIDED', 'FAIL'))).toBe(0);
+    const h = harness(verdicts('PASS', 'UNDECIDED'));
+    await cli(h, 'run', 'p.yaml');
+    expect(h.out()).toMatch(/case-1\s+UNDECIDED/);
   });
 
   it('prints one JSON array for several problems', async () => {

@@ -21,10 +21,16 @@ function row(fields: Partial<CaseSummary> = {}): CaseSummary {
     p99_hi_ms: 2100,
     p99_all_ms: 2000,
     pass_probability: 0.9375,
+    pass_probability_lo: 0.8476,
+    pass_probability_hi: 0.9827,
+    interval_level: 0.95,
+    verdict: 'PASS',
+    undecided: '',
     passes: true,
     kv_hit_rate: 0.8512,
     gpu_utilization: 0.734,
     mean_batch: 12.34,
+    batch_occupancy: 12.34 / 16,
     rejected: 0,
     timed_out: 563,
     died: 0,
@@ -53,8 +59,19 @@ const NO_SUCCESS = row({
   p99_ms: Number.NaN,
   p99_lo_ms: Number.NaN,
   p99_hi_ms: Number.NaN,
+  verdict: 'FAIL',
   passes: false,
   pass_probability: 0,
+  pass_probability_lo: 0,
+  pass_probability_hi: 0.0561,
+});
+
+// a row whose pass probability's interval straddles the confidence
+const NOISY = row({
+  case: 'peak-hour',
+  verdict: 'UNDECIDED',
+  undecided: 'pass_probability,p99',
+  passes: false,
 });
 
 const GOALS = { success: 0.99, p99: 2_000_000, ttftP99: null, tpotP99: null };
@@ -75,7 +92,9 @@ const RESULT: RunResult = {
     problemId: 'hot-prefix',
     engine: 'pool',
     adapter: null,
+    batches: [],
     seeds: 64,
+    maxSeeds: 64,
     baseSeed: 1,
     servesimVersion: '0.1.0',
   },
@@ -97,7 +116,19 @@ describe('formatCsv', () => {
     expect(at('p50_ms')).toBe('');
     expect(at('success')).toBe('0');
     expect(at('passes')).toBe('false');
+    expect(at('verdict')).toBe('FAIL');
+    expect(at('undecided')).toBe('');
     expect(at('case')).toBe('server-dies');
+  });
+
+  it('puts the verdict and its intervals after pass_probability, and batch_occupancy after mean_batch', () => {
+    const after = (col: keyof CaseSummary): readonly (keyof CaseSummary)[] =>
+      SUMMARY_COLUMNS.slice(SUMMARY_COLUMNS.indexOf(col) + 1);
+    expect(after('pass_probability').slice(0, 6)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'passes']);
+    expect(after('mean_batch')[0]).toBe('batch_occupancy');
+    // the list of undecided goals is one field, quoted for its commas
+    const [, line] = formatCsv([NOISY]).split('\n');
+    expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",false,');
   });
 
   it('writes Infinity so readers parse it', () => {
@@ -135,6 +166,7 @@ describe('formatJson', () => {
     expect(parsed.problem.goals).toEqual({ success: 0.99, p99_ms: 2000 });
     expect(parsed.meta.engine).toBe('pool');
     expect(Object.keys(parsed.rows[0]!)).toEqual([...SUMMARY_COLUMNS]);
+    expect(parsed.rows.map((r) => r['verdict'])).toEqual(['PASS', 'FAIL']);
     [row(), NO_SUCCESS].forEach((sent, i) => {
       for (const col of SUMMARY_COLUMNS) {
         const v = sent[col];
@@ -150,7 +182,7 @@ describe('formatJson', () => {
 });
 
 describe('formatTable', () => {
-  const text = formatTable(RESULT.rows, GOALS, {
+  const text = formatTable([...RESULT.rows, NOISY], GOALS, {
     ...RESULT.meta,
     title: 'Hot prefix',
     confidence: 0.9,
@@ -161,23 +193,49 @@ describe('formatTable', () => {
     expect(lines[0]).toBe('hot-prefix — Hot prefix');
     expect(lines[1]).toContain('engine: pool');
     expect(lines[1]).toContain('64 seeds from 1');
+    expect(lines[1]).toContain('verdicts at 95% (intervals 95%)');
     expect(lines[1]).toContain('success ≥ 99%');
     expect(lines[1]).toContain('p99 ≤ 2 s');
     expect(lines[1]).toContain('pass prob ≥ 0.9');
   });
 
-  it('has one aligned row per case with PASS/FAIL', () => {
+  it('has one aligned row per case with its verdict', () => {
     const header = lines.find((l) => l.startsWith('case'))!;
-    const body = lines.filter((l) => l.startsWith('as-given') || l.startsWith('server-dies'));
-    expect(body).toHaveLength(2);
+    const body = lines.filter((l) => l.startsWith('as-given') || l.startsWith('server-dies') || l.startsWith('peak-hour'));
+    expect(body).toHaveLength(3);
     expect(body[0]).toMatch(/ PASS /);
     expect(body[1]).toMatch(/ FAIL /);
+    expect(body[2]).toMatch(/ UNDECIDED /);
     const col = header.indexOf('result');
-    for (const l of body) expect(l.slice(col, col + 4)).toMatch(/PASS|FAIL/);
+    for (const l of body) expect(l.slice(col)).toMatch(/^(PASS|FAIL|UNDECIDED) /);
     // right-aligned numbers end under their titles
     const end = header.indexOf('p99 s') + 'p99 s'.length;
     expect(body[0]!.slice(0, end).endsWith('1.875')).toBe(true);
     expect(body[1]!.slice(0, end).endsWith('–')).toBe(true);
+    // the pass probability with its interval, the GPU by its batch occupancy, the busiest replica's share
+    const prob = header.indexOf('pass prob (interval)') + 'pass prob (interval)'.length;
+    expect(body[0]!.slice(0, prob).endsWith('0.94 (0.85-0.98)')).toBe(true);
+    expect(body[1]!.slice(0, prob).endsWith('0.00 (0.00-0.06)')).toBe(true);
+    expect(body[0]).toContain('gpu batch 77.1%');
+    const top = header.indexOf('top replica %') + 'top replica %'.length;
+    expect(body[0]!.slice(0, top).endsWith('26.0')).toBe(true);
+  });
+
+  it('shows the seeds each case took with seeds until decided', () => {
+    const auto = formatTable([row({ seeds: 256 })], GOALS, { problemId: 'p', seeds: 32, maxSeeds: 4096, baseSeed: 1 }).split('\n');
+    expect(auto[1]).toContain('32 to 4096 seeds until decided from 1');
+    const header = auto.find((l) => l.startsWith('case'))!;
+    expect(header).toMatch(/^case\s+result\s+seeds\s+success %/);
+    const end = header.indexOf('seeds') + 'seeds'.length;
+    expect(auto.find((l) => l.startsWith('as-given'))!.slice(0, end).endsWith('256')).toBe(true);
+    // a fixed seed count has no such column
+    expect(lines.find((l) => l.startsWith('case'))).not.toMatch(/ seeds /);
+  });
+
+  it('leaves out the replica column without GPUs', () => {
+    const plain = formatTable([row({ batch_occupancy: Number.NaN, gpu_utilization: Number.NaN, top_replica_share: Number.NaN })], GOALS, { problemId: 'p' });
+    expect(plain).not.toContain('top replica %');
+    expect(plain).not.toContain('gpu batch');
   });
 
   it('never rounds a success rate up to a goal', () => {

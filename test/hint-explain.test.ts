@@ -1,31 +1,40 @@
 /** A learner's explanations: which goal a case misses, with numbers that show it. */
 import { describe, expect, it } from 'vitest';
 import { collectVary, formatHints } from '../src/cli/hint-command.js';
-import type { HintResult } from '../src/hint/api.js';
+import type { CaseMargin, HintResult, HintRun } from '../src/hint/api.js';
 import { caseMargins, whyFails } from '../src/hint/explain.js';
 import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
+import type { Verdict } from '../src/model/verdict.js';
 
 const goals = { success: 0.99, p99: 3_000_000, ttftP99: null, tpotP99: null };
 
+/** A passing row (its text columns empty), with `fields` over it. */
 function row(fields: Partial<CaseSummary>): CaseSummary {
   const base: Record<string, unknown> = {};
   for (const col of SUMMARY_COLUMNS) base[col] = 0;
-  return { ...(base as unknown as CaseSummary), case: 'peak-hour', success: 1, p99_ms: 1000, pass_probability: 1, passes: true, ...fields };
+  const text = { verdict: 'PASS' as const, undecided: '', overload_reason: '', longest_queue_at: '' };
+  return { ...(base as unknown as CaseSummary), ...text, case: 'peak-hour', success: 1, p99_ms: 1000, pass_probability: 1, passes: true, ...fields };
 }
 
 describe('whyFails', () => {
   it('names the goal missed with both numbers', () => {
     expect(whyFails(row({ case: 'server-dies', p99_ms: 4100 }), goals, 0.9)).toBe('server-dies: p99 4.1 s > 3 s');
     expect(whyFails(row({ success: 0.9725 }), goals, 0.9)).toBe('peak-hour: success 97.2% < 99%');
-    expect(whyFails(row({ case: 'slow-dependency', pass_probability: 0.625 }), goals, 0.9)).toBe(
-      'slow-dependency: pass probability 0.62 < 0.9',
-    );
+    // the pass probability with its interval and the seeds behind it
+    expect(
+      whyFails(row({ case: 'slow-dependency', verdict: 'FAIL', pass_probability: 0.625, pass_probability_lo: 0.47, pass_probability_hi: 0.76, seeds: 32 }), goals, 0.9),
+    ).toBe('slow-dependency: pass probability 0.62 < 0.9 (0.470-0.760 at 32 seeds)');
+    expect(
+      whyFails(row({ case: 'slow-dependency', verdict: 'FAIL', pass_probability: 0.8803, pass_probability_lo: 0.8651, pass_probability_hi: 0.8942, seeds: 2048 }), goals, 0.9),
+    ).toBe('slow-dependency: pass probability 0.88 < 0.9 (0.865-0.894 at 2048 seeds)');
     expect(whyFails(row({ success: 0.5, p99_ms: 30_000 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%, p99 30 s > 3 s');
   });
 
   it('never prints a miss as meeting the goal', () => {
     expect(whyFails(row({ success: 0.98999 }), goals, 0.9)).toBe('peak-hour: success 98.9% < 99%');
-    expect(whyFails(row({ pass_probability: 0.8999 }), goals, 0.9)).toBe('peak-hour: pass probability 0.89 < 0.9');
+    expect(whyFails(row({ pass_probability: 0.8999, pass_probability_lo: 0.8, pass_probability_hi: 0.8, seeds: 64 }), goals, 0.9)).toMatch(
+      /^peak-hour: pass probability 0\.89 < 0\.9 \(/,
+    );
     expect(whyFails(row({ p99_ms: 3004 }), goals, 0.9)).toBe('peak-hour: p99 3.004 s > 3 s');
     expect(whyFails(row({ p99_ms: 650 }), { ...goals, p99: 500_000 }, 0.9)).toBe('peak-hour: p99 650 ms > 500 ms');
     // no success at all: the success rate says it, the missing p99 adds nothing
@@ -46,13 +55,84 @@ describe('whyFails', () => {
       'peak-hour: success 1.0% < 99%; tools at 97% utilization, p99 queue wait 31.2 s; most failures at tools (timed out 1204)',
     );
     // below 80% no component is named
-    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
+    expect(whyFails(row({ p99_ms: 4100, tools_utilization: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
   });
 
-  it('gives margins, positive with room to spare', () => {
-    const [m] = caseMargins([row({ success: 0.995, p99_ms: 2500.1, pass_probability: 0.95 })], goals, 0.9);
-    expect(m).toMatchObject({ passes: true, p99_margin_ms: 499.9, why: '' });
-    expect(m!.success_margin).toBeCloseTo(0.005, 12);
+  it("names the GPU's saturation by how full its batches are, not its utilization", () => {
+    // under continuous batching the GPU iterates whenever any sequence runs: utilization near 1 says little
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.913, gpu_wait_p99_ms: 2400 }), goals, 0.9)).toBe(
+      'peak-hour: p99 4.1 s > 3 s; gpu batches 91% full, p99 queue wait 2.4 s',
+    );
+  });
+
+  it('names one GPU replica taking far more than its share of calls', () => {
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, top_replica_share: 0.874 }), goals, 0.9)).toBe(
+      'peak-hour: success 50.0% < 99%; one gpu replica takes 87% of calls (fair share 17%)',
+    );
+    // under 1.5 times the fair share, or a single replica, is no imbalance
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, top_replica_share: 0.24 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 1, top_replica_share: 1 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
+  });
+
+  it('gives margins, positive with room to spare, to the digits the seeds resolve', () => {
+    const passing = row({
+      success: 0.995,
+      success_lo: 0.993,
+      success_hi: 0.997,
+      p99_ms: 2500.1,
+      pass_probability: 0.97,
+      pass_probability_lo: 0.913,
+      pass_probability_hi: 0.99,
+      seeds: 128,
+    });
+    const [m] = caseMargins([passing], goals, 0.9);
+    expect(m).toEqual({
+      case: 'peak-hour',
+      verdict: 'PASS',
+      passes: true,
+      seeds: 128,
+      success: 0.995,
+      p99_ms: 2500.1,
+      ttft_p99_ms: null,
+      tpot_p99_ms: null,
+      pass_probability: 0.97,
+      pass_probability_lo: 0.913,
+      pass_probability_hi: 0.99,
+      // lo - 0.9, to the 0.005 a probability is read to
+      pass_probability_margin: 0.013,
+      // to the interval's half-width (0.002)
+      success_margin: 0.005,
+      // 499.9 ms, to the histogram's resolution at 2.5 s (about 20 ms)
+      p99_margin_ms: 500,
+      ttft_p99_margin_ms: null,
+      tpot_p99_margin_ms: null,
+      why: '',
+    });
+    // no binary noise: 1 - 0.99 is 0.010000000000000009 in floating point
+    expect(caseMargins([row({ success: 1 })], goals, 0.9)[0]!.success_margin).toBe(0.01);
+    // TTFT and TPOT margins where those goals are set
+    const [t] = caseMargins([row({ ttft_p99_ms: 412.34, tpot_p99_ms: 20 })], { ...goals, ttftP99: 500_000, tpotP99: 50_000 }, 0.9);
+    expect(t).toMatchObject({ ttft_p99_ms: 412.34, tpot_p99_ms: 20, ttft_p99_margin_ms: 88, tpot_p99_margin_ms: 30 });
+  });
+
+  it('says why a case is undecided: each goal still within noise, and the seeds it took', () => {
+    const undecided = row({
+      verdict: 'UNDECIDED',
+      passes: false,
+      undecided: 'pass_probability,p99',
+      p99_ms: 2900,
+      pass_probability: 0.91,
+      pass_probability_lo: 0.81,
+      pass_probability_hi: 0.96,
+      seeds: 64,
+    });
+    const [m] = caseMargins([undecided], goals, 0.9);
+    expect(m).toMatchObject({ verdict: 'UNDECIDED', passes: false, seeds: 64 });
+    expect(m!.why).toBe('peak-hour: undecided at 64 seeds: pass probability 0.91 (0.81-0.96) around 0.9, p99 2.9 s within noise of 3 s');
+    // a failing row's why is whyFails'
+    const [f] = caseMargins([row({ verdict: 'FAIL', passes: false, p99_ms: 4100 })], goals, 0.9);
+    expect(f!.why).toBe('peak-hour: p99 4.1 s > 3 s');
   });
 });
 
@@ -79,19 +159,49 @@ describe('--vary', () => {
 });
 
 describe('formatHints', () => {
-  const margins = (fail: boolean) => [
-    { case: 'as-given', passes: true, success: 1, p99_ms: 900, pass_probability: 1, success_margin: 0.01, p99_margin_ms: 2100, why: '' },
+  const margin = (verdict: Verdict, failing: string): CaseMargin[] => [
+    {
+      case: 'as-given',
+      verdict: 'PASS',
+      passes: true,
+      seeds: 64,
+      success: 1,
+      p99_ms: 900,
+      ttft_p99_ms: null,
+      tpot_p99_ms: null,
+      pass_probability: 1,
+      pass_probability_lo: 0.944,
+      pass_probability_hi: 1,
+      pass_probability_margin: 0.044,
+      success_margin: 0.01,
+      p99_margin_ms: 2100,
+      ttft_p99_margin_ms: null,
+      tpot_p99_margin_ms: null,
+      why: '',
+    },
     {
       case: 'slow-dependency',
-      passes: !fail,
+      verdict,
+      passes: verdict === 'PASS',
+      seeds: verdict === 'PASS' ? 512 : 2048,
       success: 1,
       p99_ms: 2900,
-      pass_probability: fail ? 0.75 : 1,
+      ttft_p99_ms: null,
+      tpot_p99_ms: null,
+      pass_probability: verdict === 'PASS' ? 0.96 : 0.88,
+      pass_probability_lo: verdict === 'PASS' ? 0.931 : 0.866,
+      pass_probability_hi: verdict === 'PASS' ? 0.977 : 0.894,
+      pass_probability_margin: verdict === 'PASS' ? 0.031 : -0.034,
       success_margin: 0.01,
       p99_margin_ms: 100,
-      why: fail ? 'slow-dependency: pass probability 0.75 < 0.9' : '',
+      ttft_p99_margin_ms: null,
+      tpot_p99_margin_ms: null,
+      why: failing,
     },
   ];
+  const fails = 'slow-dependency: pass probability 0.88 < 0.9 (0.865-0.894 at 2048 seeds)';
+  const undecided = 'slow-dependency: undecided at 4096 seeds: pass probability 0.90 (0.89-0.91) around 0.9';
+  const run = (verdict: Verdict, why = ''): HintRun => ({ verdict, cases: margin(verdict, why) });
   const result: HintResult = {
     problemId: 'hot-prefix',
     title: 'One replica owns the hot prefix',
@@ -99,29 +209,64 @@ describe('formatHints', () => {
     cost: 'gpu.replicas * gpu.slots',
     goals: { success: 0.99, p99_ms: 3000 },
     confidence: 0.9,
-    seeds: 8,
+    seeds: 32,
+    maxSeeds: 4096,
+    seed: 1,
+    recheckSeed: 2654435770,
+    verdictLevel: 0.95,
     cases: ['as-given', 'slow-dependency'],
     hints: [
       {
-        found: { values: { 'router.policy': 'least-loaded', 'gpu.slots': 9 }, cost: 54, cases: margins(false) },
-        cheaper: [{ values: { 'router.policy': 'least-loaded', 'gpu.slots': 8 }, cost: 48, cases: margins(true) }],
+        found: { values: { 'router.policy': 'least-loaded', 'gpu.slots': 10 }, cost: 60, ...run('PASS'), recheck: run('PASS') },
+        cheaper: [{ values: { 'router.policy': 'least-loaded', 'gpu.slots': 9 }, cost: 54, ...run('FAIL', fails), recheck: run('FAIL', fails) }],
+        holds: true,
       },
     ],
-    failing: [{ values: { 'router.policy': 'prefix-affinity', 'gpu.slots': 24 }, cost: 144, cases: margins(true) }],
+    failing: [{ values: { 'router.policy': 'cache-aware', 'gpu.slots': 32 }, cost: 192, ...run('FAIL', fails) }],
     evaluated: 7,
+    instances: 1000,
     rounds: 3,
-    gridSize: 46,
+    gridSize: 62,
     monotonicityViolations: [],
     engine: 'pool',
     gpuSeconds: null,
   };
 
-  it('shows the configuration, its margins, the cheaper neighbours and the count', () => {
+  it('shows the goals, the seeds, the configuration, its margins, its re-check, the cheaper neighbours and the count', () => {
     const text = formatHints(result);
-    expect(text).toContain('Cheapest passing: router.policy=least-loaded, gpu.slots=9 (cost 54)');
-    expect(text).toMatch(/slow-dependency\s+PASS\s+100\.00\s+2\.900\s+1\.00\s+\+1\.00 pt\s+\+0\.100 s/);
-    expect(text).toContain('    gpu.slots=8 (cost 48) fails:\n      slow-dependency: pass probability 0.75 < 0.9\n');
-    expect(text).toContain('Nothing passes with router.policy=prefix-affinity: even gpu.slots=24 (cost 144) fails:\n');
-    expect(text.endsWith('evaluated 7 of 46 grid points in 3 rounds\n')).toBe(true);
+    expect(text).toContain('hot-prefix — One replica owns the hot prefix\n');
+    expect(text).toContain('goals: success ≥ 99%, p99 ≤ 3 s, pass prob ≥ 0.9 · cost: gpu.replicas * gpu.slots\n');
+    expect(text).toContain('32 to 4096 seeds until decided from 1, re-checked from 2654435770 · verdicts at 95% confidence\n');
+    expect(text).toContain('Cheapest passing: router.policy=least-loaded, gpu.slots=10 (cost 60)\n');
+    expect(text).toMatch(/ {2}case +result +seeds +success % +p99 s +pass prob \(interval\) +success margin +p99 margin\n/);
+    expect(text).toMatch(/ {2}as-given +PASS +64 +100\.00 +0\.900 +1\.00 \(0\.94-1\.00\) +\+1 pt +\+2\.1 s\n/);
+    expect(text).toMatch(/ {2}slow-dependency +PASS +512 +100\.00 +2\.900 +0\.96 \(0\.93-0\.98\) +\+1 pt +\+0\.1 s\n/);
+    expect(text).toContain('  On fresh seeds (from 2654435770): PASS\n  One step cheaper:\n');
+    expect(text).toContain(`    gpu.slots=9 (cost 54) fails:\n      ${fails}\n      on fresh seeds: FAIL\n`);
+    expect(text).not.toContain('does not agree');
+    // the most generous point of a family where nothing passes, without a re-check
+    expect(text).toContain(`Nothing passes with router.policy=cache-aware: even gpu.slots=32 (cost 192) fails:\n  ${fails}\n\n`);
+    expect(text.endsWith('evaluated 7 of 62 grid points in 3 rounds\n')).toBe(true);
+  });
+
+  it('says when the re-check does not agree, and names what is undecided', () => {
+    const unsettled: HintResult = {
+      ...result,
+      seeds: 64,
+      maxSeeds: 64,
+      hints: [
+        {
+          found: { ...result.hints[0]!.found, recheck: run('UNDECIDED', undecided) },
+          cheaper: [{ ...result.hints[0]!.cheaper[0]!, ...run('UNDECIDED', undecided), recheck: run('PASS') }],
+          holds: false,
+        },
+      ],
+      failing: [],
+    };
+    const text = formatHints(unsettled);
+    expect(text).toContain('64 seeds from 1, re-checked from 2654435770 · verdicts at 95% confidence\n');
+    expect(text).toContain(`  On fresh seeds (from 2654435770): UNDECIDED\n    ${undecided}\n`);
+    expect(text).toContain(`    gpu.slots=9 (cost 54) is undecided:\n      ${undecided}\n      on fresh seeds: PASS\n`);
+    expect(text).toContain('  The re-check on fresh seeds does not agree: treat this answer as unsettled (more seeds: --max-seeds).\n');
   });
 });

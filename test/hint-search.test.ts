@@ -1,6 +1,17 @@
-/** The search core on synthetic pass/fail rules: no simulation, so every claim is exact. */
-import { describe, expect, it } from 'vitest';
+/**
+ * The search core on synthetic pass/fail rules: no simulation, so every claim is exact. Then
+ * one small simulated hint (an M/M/c queue), for what a hint result carries beyond the search:
+ * the re-check on fresh seeds.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CaseMargin, HintConfiguration, HintProgress, HintRequest, HintRun } from '../src/hint/api.js';
 import { searchCheapest, type SearchAxis } from '../src/hint/frontier.js';
+import { freshSeed, runHints } from '../src/hint/search.js';
+import { pointVerdict } from '../src/model/verdict.js';
+import { closeEngines } from '../src/run/run.js';
+import { seededRandom } from './support.js';
+
+afterAll(closeEngines);
 
 type Value = number | string;
 
@@ -45,17 +56,7 @@ async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boole
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** A tiny deterministic generator (mulberry32), so the random grids are the same every run. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 describe('searchCheapest', () => {
   it('finds every cheapest replicas x slots pair, bisecting rather than sweeping', async () => {
@@ -178,5 +179,62 @@ describe('searchCheapest', () => {
     const r = await search([{ values: range(1, 50), numeric: true }], ([s]) => (s as number) >= 10 && (s as number) <= 40, ([s]) => s as number);
     expect(r.found).toEqual([[10]]);
     expect(r.violations[0]).toEqual({ at: [25], passes: true, because: [50] });
+  });
+});
+
+describe('a hint result', () => {
+  // mmc: 4 slots serve 32 jobs a second at 80% load; 3 slots are overloaded (rho 1.07)
+  const request: HintRequest = { problem: 'mmc', vary: { 'server.slots': [3, 4, 5] }, cost: 'server.slots', seeds: 64 };
+
+  it('carries the re-check on fresh seeds, whether it holds, and margins without binary noise', async () => {
+    const progress: HintProgress[] = [];
+    const result = await runHints(request, { onProgress: (p) => progress.push(p) });
+    expect(progress.map((p) => p.seeds)).toEqual(progress.map(() => 64));
+    expect(progress.map((p) => p.verdict)).toEqual(expect.arrayContaining(['PASS', 'FAIL']));
+    // the re-check's base seed is derived from the search's, and is another
+    expect(result).toMatchObject({ seeds: 64, maxSeeds: 64, seed: 1, verdictLevel: 0.95 });
+    expect(result.recheckSeed).toBe(freshSeed(result.seed));
+    expect(result.recheckSeed).not.toBe(result.seed);
+
+    expect(result.hints).toHaveLength(1);
+    const hint = result.hints[0]!;
+    expect(hint.found).toMatchObject({ values: { 'server.slots': 4 }, cost: 4, verdict: 'PASS' });
+    expect(hint.cheaper.map((c) => [c.values, c.verdict])).toEqual([[{ 'server.slots': 3 }, 'FAIL']]);
+    // what was found and its cheaper neighbours were run again; the failing top was not
+    const rechecked: HintConfiguration[] = [hint.found, ...hint.cheaper];
+    for (const c of rechecked) expect(['PASS', 'FAIL', 'UNDECIDED'], JSON.stringify(c.values)).toContain(c.recheck?.verdict);
+    expect(result.failing).toEqual([]);
+    const runs: HintRun[] = rechecked.flatMap((c) => [c, c.recheck!]);
+    for (const r of runs) expect(r.verdict).toBe(pointVerdict(r.cases.map((m) => m.verdict)));
+    // on other seeds: as many, other numbers
+    expect(hint.found.recheck!.cases.map((m) => [m.case, m.seeds])).toEqual([['as-given', 64]]);
+    expect(hint.found.recheck!.cases[0]!.p99_ms).not.toBe(hint.found.cases[0]!.p99_ms);
+
+    // holds: the found one passes again, and no neighbour's verdict turned over
+    const turned = (c: HintConfiguration): boolean =>
+      (c.verdict === 'PASS' && c.recheck?.verdict === 'FAIL') || (c.verdict === 'FAIL' && c.recheck?.verdict === 'PASS');
+    expect(typeof hint.holds).toBe('boolean');
+    expect(hint.holds).toBe(hint.found.recheck!.verdict === 'PASS' && !hint.cheaper.some(turned));
+    // M/M/4 at 80% load passes far from its goals and 3 slots overload: nothing here is near noise
+    expect(hint.holds).toBe(true);
+
+    // every margin is resolved: no binary noise (1 - 0.99 is 0.010000000000000009)
+    const margins: CaseMargin[] = runs.flatMap((r) => r.cases);
+    for (const m of margins) {
+      for (const v of [m.success_margin, m.pass_probability_margin, m.p99_margin_ms]) expect(Number(v.toPrecision(12)), m.case).toBe(v);
+      expect(m.ttft_p99_margin_ms).toBeNull();
+      expect(m.tpot_p99_margin_ms).toBeNull();
+    }
+    expect(hint.found.cases[0]).toMatchObject({ success: 1, success_margin: 0.01 });
+    expect(hint.found.recheck!.cases[0]!.success_margin).toBe(0.01);
+    expect(hint.found.cases[0]!.pass_probability_margin).toBeGreaterThan(0);
+    expect(hint.cheaper[0]!.cases[0]!.pass_probability_margin).toBeLessThan(0);
+  });
+
+  it('re-checks from the seed it is given: the search\'s own seed reruns the same seeds', async () => {
+    const same = await runHints({ ...request, vary: { 'server.slots': [4] }, recheckSeed: 1 });
+    expect(same).toMatchObject({ seed: 1, recheckSeed: 1 });
+    const { found } = same.hints[0]!;
+    expect(found.recheck?.cases).toEqual(found.cases);
   });
 });

@@ -183,9 +183,12 @@ describe.skipIf(!haveChromium)('the sweep report in chromium', () => {
     // prefix affinity, the first policy, fails everywhere; least-loaded and cache-aware pass alike
     expect(await page.locator('select[name="router.policy"]').inputValue()).toBe('1');
     expect(await texts(page, 'select[name="router.policy"] option')).toEqual([
-      'prefix-affinity (0 of 8 pass)', 'least-loaded (3 of 8 pass)', 'cache-aware (3 of 8 pass)',
+      'prefix-affinity (0 of 8 pass)', 'least-loaded (3 of 8 pass, 1 undecided)', 'cache-aware (3 of 8 pass, 1 undecided)',
     ]);
-    expect(await texts(page, 'section.case:nth-of-type(1) h2 .badge')).toEqual(['passes at 3 of 8 points shown']);
+    expect(await texts(page, 'section.case:nth-of-type(1) h2 .badge')).toEqual(['passes at 3 of 8 points shown, 1 undecided']);
+    // undecided (dashed): one point over all cases, one of peak-hour's, one of server-dies'
+    expect(await count(page, 'g[aria-description="undecided"] rect')).toBe(3);
+    expect(await texts(page, 'section.case:nth-of-type(1) figcaption .hint-key')).toEqual(['outlined: passes; dashed: undecided (within seed noise); ★ the hint']);
     // the hint's 8 replicas x 16 slots of least-loaded, in all five heatmaps
     expect(await count(page, 'text:text-is("★")')).toBe(5);
     await page.screenshot({ path: join(OUTPUT, 'report-grid.png'), fullPage: true });

@@ -27,7 +27,9 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
   const dead = rho > 2;
   const success = dead ? 0 : Math.min(1, Math.max(0, 1.01 - 0.04 * rho ** 3));
   const p99 = dead ? NaN : 600 / Math.max(0.08, 1.05 - Math.min(rho, 1));
-  const passProbability = 1 / (1 + Math.exp(12 * (rho - 0.9)));
+  const passProbability = Number((1 / (1 + Math.exp(12 * (rho - 0.9)))).toFixed(4));
+  // passing at 0.95; just short of it the seeds cannot tell (a toy interval, not Clopper-Pearson's)
+  const verdict = passProbability >= 0.95 ? 'PASS' : passProbability >= 0.8 ? 'UNDECIDED' : 'FAIL';
   // a column the toy model does not make is NaN, as for a component the design lacks
   const none = Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c, NaN]));
   return {
@@ -35,8 +37,9 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
     case: caseName, seeds: 16, requests: 9000, success,
     success_lo: Math.max(0, success - 0.01), success_hi: Math.min(1, success + 0.005),
     p50_ms: p99 / 3, p90_ms: p99 / 1.6, p99_ms: p99, p99_lo_ms: p99 * 0.85, p99_hi_ms: p99 * 1.2,
-    p99_all_ms: dead ? 30_000 : p99, ttft_p99_ms: p99 / 4, pass_probability: Number(passProbability.toFixed(4)),
-    passes: passProbability >= 0.95, kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
+    p99_all_ms: dead ? 30_000 : p99, ttft_p99_ms: p99 / 4, pass_probability: passProbability,
+    pass_probability_lo: Math.max(0, passProbability - 0.1), pass_probability_hi: Math.min(1, passProbability + 0.05), interval_level: 0.95,
+    verdict, undecided: verdict === 'UNDECIDED' ? 'pass_probability' : '', passes: verdict === 'PASS', kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
     gpu_wait_mean_ms: 10, gpu_wait_probability: 0.3, mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0,
     top_replica_share: 0.2, longest_queue: 4, longest_queue_at: 'gpu', overloaded: 0, overloaded_seeds: 0,
     overload_reason: '',
@@ -73,7 +76,7 @@ export function asTable(sweep: Sweep, outcome: SweepOutcome): Table {
 }
 
 function margin(caseName: string, passes: boolean, why = '') {
-  return { case: caseName, passes, success: 0.995, p99_ms: 2100, pass_probability: passes ? 0.98 : 0.4, success_margin: 0.005, p99_margin_ms: 900, why };
+  return { case: caseName, verdict: passes ? 'PASS' : 'FAIL', passes, success: 0.995, p99_ms: 2100, pass_probability: passes ? 0.98 : 0.4, success_margin: 0.005, p99_margin_ms: 900, why };
 }
 
 /** A hint over the three varying paths of {@link GRID}: 8 x 16 slots of least-loaded. */

@@ -9,7 +9,9 @@ import {
   chooseLayout, hintPoints, pointsOverCases, renderReport, reportDataFromSweep, reportDataFromTable, reportMetrics,
   reportNotes, type ReportAxis, type ReportPoint, type ReportRow,
 } from '../src/report/html.js';
-import { SUMMARY_COLUMNS } from '../src/model/summary.js';
+import { REPORT_HELPERS, REPORT_SCRIPT } from '../src/report/html-template.js';
+import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
+import type { Verdict } from '../src/model/verdict.js';
 import { sweepToArrow } from '../src/sweep/arrow.js';
 import { asTable, GRID, HINT, hotPrefixSweep, syntheticOutcome } from './report-fixtures.js';
 
@@ -49,7 +51,7 @@ describe('which grid paths become axes', () => {
     const at = (policy: number, timeout: number, passing: number, probability = 0.5): ReportPoint[] =>
       [0, 1, 2].flatMap((slots) => [0, 1].map((replicas) => {
         const passes = slots * 2 + replicas < passing;
-        return { point: [slots, replicas, policy, timeout], passes, pass_probability: passes ? 1 : probability, overloaded: null };
+        return { point: [slots, replicas, policy, timeout], passes, verdict: passes ? 'PASS' : 'FAIL', undecided: null, pass_probability: passes ? 1 : probability, overloaded: null };
       }));
 
     it('has the most points passing every case, not the first policy', () => {
@@ -77,7 +79,7 @@ describe('grid points over all the cases', () => {
     const outcome = syntheticOutcome(sweep);
     const rows = outcome.rows.filter((r) => r.summary.case in probabilities).map((r) => {
       const p = probabilities[r.summary.case]!;
-      return { ...r, summary: { ...r.summary, pass_probability: p, passes: p >= 0.9 } };
+      return { ...r, summary: { ...r.summary, pass_probability: p, passes: p >= 0.9, verdict: p >= 0.9 ? 'PASS' as const : 'FAIL' as const } };
     });
     return pointsOverCases(reportDataFromSweep({ sweep, outcome: { ...outcome, rows } })).map((p) => [p.passes, p.pass_probability]);
   };
@@ -159,7 +161,7 @@ describe('the report data from an Arrow table', () => {
     const reason = 'overloaded: queue at gpu passed its capacity (272 jobs) in 3 of 16 seeds';
     const overloaded = {
       ...outcome,
-      rows: outcome.rows.map((r, i) => (i === 0 ? { ...r, summary: { ...r.summary, passes: false, overloaded_seeds: 3, overload_reason: reason } } : r)),
+      rows: outcome.rows.map((r, i) => (i === 0 ? { ...r, summary: { ...r.summary, passes: false, verdict: 'FAIL' as const, overloaded_seeds: 3, overload_reason: reason } } : r)),
     };
     const fromTable = reportDataFromTable(asTable(sweep, overloaded));
     expect(fromTable.rows.filter((r) => r.overloaded !== null).map((r) => r.overloaded)).toEqual([reason]);
@@ -172,6 +174,107 @@ describe('the report data from an Arrow table', () => {
     table.schema.metadata.delete('servesim.seeds');
     table.schema.metadata.set('servesim.goals', 'not json');
     expect(reportDataFromTable(table).meta).toMatchObject({ seeds: null, goals: null });
+  });
+});
+
+describe('undecided verdicts', () => {
+  const sweep = hotPrefixSweep({ 'gpu.slots': [8, 16, 32] });
+  /** Each point's cases' verdicts (and undecided goals), in case order: as-given, peak-hour, slow-dependency, server-dies. */
+  const VERDICTS: Record<number, [Verdict, string][]> = {
+    // a failing case outweighs an undecided one
+    0: [['PASS', ''], ['UNDECIDED', 'success'], ['FAIL', ''], ['PASS', '']],
+    1: [['PASS', ''], ['UNDECIDED', 'pass_probability,success'], ['PASS', ''], ['UNDECIDED', 'p99']],
+    2: [['PASS', ''], ['PASS', ''], ['PASS', ''], ['PASS', '']],
+  };
+  const base = syntheticOutcome(sweep);
+  const outcome = {
+    ...base,
+    rows: base.rows.map((r) => {
+      const [verdict, undecided] = VERDICTS[r.point.index]![sweep.caseNames.indexOf(r.summary.case)]!;
+      const summary: CaseSummary = { ...r.summary, verdict, undecided, passes: verdict === 'PASS', pass_probability: 0.91, pass_probability_lo: 0.81, pass_probability_hi: 0.96 };
+      return { ...r, summary };
+    }),
+  };
+  const table = asTable(sweep, outcome);
+  /** The page script's pure functions. */
+  const helpers = new Function(`${REPORT_HELPERS}; return { verdictCounts, countText, badgeText, verdictNote, withInterval };`)() as {
+    verdictCounts(rows: readonly { verdict: Verdict }[]): { pass: number; undecided: number; fail: number; total: number };
+    countText(counts: ReturnType<typeof helpers.verdictCounts>): string;
+    badgeText(counts: ReturnType<typeof helpers.verdictCounts>): string;
+    verdictNote(r: { verdict: Verdict; undecided: string | null }): string;
+    withInterval(text: string, lo: number | null, hi: number | null, format: (v: number) => string): string;
+  };
+
+  it('reads each row\'s verdict and undecided goals from the table, as from the sweep', () => {
+    const data = reportDataFromTable(table);
+    const peakHour = data.rows.filter((r) => data.cases[r.case] === 'peak-hour');
+    expect(peakHour.map((r) => [r.verdict, r.passes, r.undecided])).toEqual([
+      ['UNDECIDED', false, 'success'], ['UNDECIDED', false, 'pass_probability,success'], ['PASS', true, null],
+    ]);
+    expect(reportDataFromSweep({ sweep, outcome }).rows).toEqual(data.rows);
+    // the interval is there for the pass probability's cell titles, and is no metric of its own
+    expect(data.columns).toEqual(expect.arrayContaining(['pass_probability_lo', 'pass_probability_hi']));
+    expect(reportMetrics(data).map((m) => m.name)).not.toContain('pass_probability_lo');
+  });
+
+  it('makes a point FAIL where a case fails, else UNDECIDED where a case is, naming the goals', () => {
+    const points = pointsOverCases(reportDataFromTable(table));
+    expect(points.map((p) => [p.point, p.verdict, p.passes, p.undecided])).toEqual([
+      [[0], 'FAIL', false, null],
+      [[1], 'UNDECIDED', false, 'peak-hour: pass_probability,success; server-dies: p99'],
+      [[2], 'PASS', true, null],
+    ]);
+  });
+
+  it('counts the undecided points beside the passing ones, and says why in the titles', () => {
+    const points = pointsOverCases(reportDataFromTable(table));
+    const counts = helpers.verdictCounts(points);
+    expect(counts).toEqual({ pass: 1, undecided: 1, fail: 1, total: 3 });
+    expect(helpers.countText(counts)).toBe('1 of 3 pass, 1 undecided');
+    expect(helpers.badgeText(counts)).toBe('passes at 1 of 3 points shown, 1 undecided');
+    // no undecided point: as before
+    expect(helpers.countText(helpers.verdictCounts([points[0]!, points[2]!]))).toBe('1 of 2 pass');
+    expect(helpers.badgeText(helpers.verdictCounts([points[2]!]))).toBe('passes at 1 of 1 points shown');
+    expect(points.map((p) => helpers.verdictNote(p))).toEqual(['', ' (undecided: peak-hour: pass_probability,success; server-dies: p99)', ' (passes)']);
+    expect(helpers.verdictNote({ verdict: 'UNDECIDED', undecided: null })).toBe(' (undecided)');
+    const format = (v: number) => String(Number(v.toPrecision(3)));
+    expect(helpers.withInterval('0.91', 0.81, 0.96, format)).toBe('0.91 (0.81-0.96)');
+    expect(helpers.withInterval('0.91', null, null, format)).toBe('0.91');
+  });
+
+  it('embeds the verdicts in the page, whose key names the dashed outline', () => {
+    const html = renderReport(table);
+    const { points } = embedded(html) as unknown as { points: ReportPoint[] };
+    expect(points.map((p) => p.verdict)).toEqual(['FAIL', 'UNDECIDED', 'PASS']);
+    expect(html.includes("'; dashed: undecided (within seed noise)'")).toBe(true);
+    // the script parses, helpers and all (test/report-browser.test.ts runs it, where chromium is)
+    expect(() => new Function(REPORT_SCRIPT)).not.toThrow();
+  });
+
+  it('reads a table written before verdicts had three values: PASS or FAIL from passes', () => {
+    const big = hotPrefixSweep(GRID);
+    const current = asTable(big, syntheticOutcome(big));
+    expect(reportDataFromTable(current).rows.some((r) => r.verdict === 'UNDECIDED')).toBe(true);
+    const newer = new Set(['verdict', 'undecided', 'pass_probability_lo', 'pass_probability_hi', 'interval_level']);
+    const older = new Table(current.select(current.schema.fields.map((f) => f.name).filter((n) => !newer.has(n))).batches);
+    for (const [k, v] of current.schema.metadata) older.schema.metadata.set(k, v);
+    expect(older.getChild('verdict')).toBeNull();
+    const data = reportDataFromTable(older);
+    expect(data.rows).toHaveLength(current.numRows);
+    expect(data.rows.filter((r) => r.passes).length).toBeGreaterThan(0);
+    for (const r of data.rows) expect([r.verdict, r.undecided]).toEqual([r.passes ? 'PASS' : 'FAIL', null]);
+    const points = pointsOverCases(data);
+    expect(points.every((p) => p.verdict === (p.passes ? 'PASS' : 'FAIL') && p.undecided === null)).toBe(true);
+    expect(chooseLayout(data.axes, points).fixed).toEqual([0, 0, 1, 0]);
+    expect(renderReport(older)).toMatch(/^<!doctype html>/);
+  });
+
+  it('shows a hint whose case margins carry a verdict', () => {
+    const cheaper = HINT.hints[0]!.cheaper.map((c, k) => (k > 0 ? c : {
+      ...c, cases: c.cases.map((m) => (m.passes ? m : { ...m, verdict: 'UNDECIDED', why: 'server-dies: pass probability within seed noise' })),
+    }));
+    const html = renderReport(table, { hint: { ...HINT, hints: [{ ...HINT.hints[0]!, cheaper }] } as typeof HINT });
+    expect(html).toContain('server-dies: pass probability within seed noise');
   });
 });
 

@@ -90,6 +90,20 @@ describe('POST /v1/sweeps answers the table', () => {
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['4,as-given', '5,as-given']);
   });
 
+  it("with seeds 'auto': each configuration takes seeds until decided, and the table says how many", async () => {
+    // M/M/4 over 50 s: a p99 goal of 700 ms is met by about 80% of seeds (UNDECIDED at 32), 2 s by all
+    const auto = { problem: 'mmc', grid: { 'traffic.duration': ['50s'], 'goals.p99': ['700ms', '2s'] }, seeds: 'auto', maxSeeds: 256 };
+    const json = (await post(auto, 'application/json')).json();
+    const rows = json.rows as Record<string, unknown>[];
+    expect(rows.map((r) => r['verdict'])).toEqual(['FAIL', 'PASS']);
+    expect(rows[0]!['seeds']).toBeGreaterThan(32);
+    expect(rows[1]!['seeds']).toBe(64);
+    const table = tableFromIPC((await post(auto)).rawPayload);
+    expect(table.schema.metadata.get('servesim.seeds')).toBe('32');
+    expect(table.schema.metadata.get('servesim.max_seeds')).toBe('256');
+    expect(table.getChild('verdict')!.toArray()).toEqual(['FAIL', 'PASS']);
+  });
+
   it('as Parquet when Accept asks', async () => {
     const res = await post(SMALL, 'application/vnd.apache.parquet');
     expect(res.statusCode).toBe(200);
@@ -110,7 +124,7 @@ describe('POST /v1/sweeps refuses bad input with the field and the reason', () =
   const cases: [string, unknown, number, string, RegExp][] = [
     ['an unknown key', { ...SMALL, seedz: 3 }, 400, 'FST_ERR_VALIDATION', /body\.seedz: unknown field/],
     ['an unknown key in a range', { ...SMALL, grid: { 'server.slots': { from: 4, to: 5, step: 1, by: 1 } } }, 400, 'FST_ERR_VALIDATION', /body\.grid\["server\.slots"\].*by: unknown field/],
-    ['a wrong type', { ...SMALL, seeds: '2' }, 400, 'FST_ERR_VALIDATION', /body\.seeds: must be integer/],
+    ['a wrong type', { ...SMALL, seeds: '2' }, 400, 'FST_ERR_VALIDATION', /body\.seeds: fits none of its forms \(must be integer \| must be "auto"\)/],
     ['a missing field', { problem: 'mmc' }, 400, 'FST_ERR_VALIDATION', /body\.grid: required/],
     ['a value of neither form', { ...SMALL, grid: { 'server.slots': 4 } }, 400, 'FST_ERR_VALIDATION', /body\.grid\["server\.slots"\]: must be array or object/],
     ['a bad engine', { ...SMALL, engine: 'tpu' }, 400, 'FST_ERR_VALIDATION', /body\.engine: must be one of "auto", "cpu", "gpu"/],

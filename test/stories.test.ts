@@ -13,13 +13,20 @@ afterAll(async () => {
   await closeEngines();
 });
 
+// Seeds until decided: 32 first, doubling up to 256 for the cases still within seed noise. A
+// failing case is decided at 32; a passing one needs 64 at least (32 of 32 passing leave
+// Clopper-Pearson's low end at 0.89, under the confidence of 0.9), and more near 0.9.
 const SEEDS = 32;
+const MAX_SEEDS = 256;
 
-async function cases(name: string, sets: readonly string[] = []): Promise<readonly CaseSummary[]> {
+async function cases(name: string, sets: readonly string[] = [], maxSeeds = MAX_SEEDS): Promise<readonly CaseSummary[]> {
   const problem = loadProblem(problemFile(name), sets);
-  const { rows } = await runProblem(problem, { seeds: SEEDS, baseSeed: problem.seed, engine: 'cpu' });
+  const { rows } = await runProblem(problem, { seeds: SEEDS, maxSeeds, baseSeed: problem.seed, engine: 'cpu' });
   return rows;
 }
+
+const withVerdict = (rows: readonly CaseSummary[], verdict: CaseSummary['verdict']): string[] =>
+  rows.filter((r) => r.verdict === verdict).map((r) => r.case);
 
 describe('hot prefix (seed 1)', () => {
   it("as given: each seed's owner replica takes 85-90% of the calls and most requests time out", async () => {
@@ -30,37 +37,47 @@ describe('hot prefix (seed 1)', () => {
   });
 
   it('as given it fails every case', async () => {
-    for (const row of await cases('hot-prefix')) expect(row.passes, row.case).toBe(false);
+    for (const row of await cases('hot-prefix')) expect(row.verdict, row.case).toBe('FAIL');
   });
 
-  // bounded affinity lets the owner take c times the mean load: at the default c = 1.25 the
-  // owner is the bottleneck in the slow-dependency case whatever the slots, so c = 1.1
+  it('least-loaded with gpu.slots=16 passes all four cases and keeps the hit rate high', async () => {
+    const rows = await cases('hot-prefix', ['router.policy=least-loaded', 'gpu.slots=16']);
+    expect(rows.map((r) => r.case)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
+    for (const row of rows) {
+      expect(row.verdict, `least-loaded ${row.case}`).toBe('PASS');
+      expect(row.kv_hit_rate).toBeGreaterThan(0.9);
+    }
+  });
+
+  // docs/model.md section 8: over 512 seeds only about 84% meet the slow dependency's goals
+  // (32 seeds once showed 31 and 30 of 32 and called it a pass), and more slots (cache-aware 20
+  // to 32, bounded affinity 48 or 64) do not change it; the other three cases pass
   for (const [policy, sets] of [
-    ['least-loaded', ['gpu.slots=16']],
     ['cache-aware', ['gpu.slots=16']],
     ['bounded-affinity', ['gpu.slots=32', 'router.boundedLoad=1.1']],
   ] as const) {
-    it(`${policy} with ${sets.join(', ')} passes all four cases and keeps the hit rate high`, async () => {
-      const rows = await cases('hot-prefix', [`router.policy=${policy}`, ...sets]);
-      expect(rows.map((r) => r.case)).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
-      for (const row of rows) {
-        expect(row.passes, `${policy} ${row.case}`).toBe(true);
-        expect(row.kv_hit_rate).toBeGreaterThan(0.9);
-      }
+    it(`${policy} with ${sets.join(', ')} keeps the hit rate high but fails the slow dependency`, async () => {
+      const rows = await cases('hot-prefix', [`router.policy=${policy}`, ...sets], 512);
+      expect(withVerdict(rows, 'PASS'), policy).toEqual(['as-given', 'peak-hour', 'server-dies']);
+      expect(withVerdict(rows, 'FAIL'), policy).toEqual(['slow-dependency']);
+      for (const row of rows) expect(row.kv_hit_rate).toBeGreaterThan(0.9);
     });
   }
 
   it('bounded-affinity at the default c = 1.25 fails only the slow dependency, and more slots do not help', async () => {
     for (const slots of [32, 64]) {
       const rows = await cases('hot-prefix', ['router.policy=bounded-affinity', `gpu.slots=${slots}`]);
-      expect(rows.filter((r) => !r.passes).map((r) => r.case), `${slots} slots`).toEqual(['slow-dependency']);
+      expect(withVerdict(rows, 'FAIL'), `${slots} slots`).toEqual(['slow-dependency']);
+      // server-dies passes about 92% of seeds (0.917 over 2,048): too near 0.9 to decide in
+      // 256, so it may be UNDECIDED here, but it never fails
+      expect(withVerdict(rows, 'PASS'), `${slots} slots`).toEqual(expect.arrayContaining(['as-given', 'peak-hour']));
     }
   });
 
   it('the slow dependency is the case that sets the slot count', async () => {
     const rows = await cases('hot-prefix', ['router.policy=least-loaded', 'gpu.slots=8']);
-    const failing = rows.filter((r) => !r.passes).map((r) => r.case);
-    expect(failing).toEqual(['slow-dependency']);
+    expect(withVerdict(rows, 'FAIL')).toEqual(['slow-dependency']);
+    expect(withVerdict(rows, 'PASS')).toEqual(['as-given', 'peak-hour', 'server-dies']);
   });
 });
 
@@ -70,7 +87,7 @@ describe('coding agents (seed 2)', () => {
     const [affinity] = await cases('coding-agents', ['router.policy=prefix-affinity']);
     expect(rr!.case).toBe('as-given');
     expect(rr!.kv_hit_rate).toBeLessThan(0.5);
-    expect(rr!.passes).toBe(false);
+    expect(rr!.verdict).toBe('FAIL');
     expect(rr!.p99_ms).toBeGreaterThan(30_000);
     expect(affinity!.kv_hit_rate).toBeGreaterThan(0.85);
   });
@@ -97,9 +114,9 @@ describe('the conversation trace (problems/conversation-trace.yaml)', () => {
     const affinity = await cases('conversation-trace', ['gpu.replicas=4', 'router.policy=prefix-affinity']);
     const aware = await cases('conversation-trace', ['gpu.replicas=4', 'router.policy=cache-aware']);
     for (const row of [...affinity, ...aware]) expect(row.kv_hit_rate).toBeLessThan(0.1);
-    expect(aware.every((row) => row.passes)).toBe(true);
+    expect(withVerdict(aware, 'PASS')).toEqual(['as-given', 'peak-hour', 'slow-dependency', 'server-dies']);
     const slow = affinity.find((row) => row.case === 'slow-dependency')!;
-    expect(slow.passes).toBe(false);
+    expect(slow.verdict).toBe('FAIL');
     expect(slow.pass_probability).toBeLessThan(0.8);
   });
 });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf } from '../src/model/histogram.js';
 import type { Goals } from '../src/model/problem.js';
 import type { ComponentLoad, InstanceResult } from '../src/model/result.js';
-import { studentT975, summarize } from '../src/model/summarize.js';
+import { clopperPearson, studentT } from '../src/model/stats.js';
+import { intervalAlpha } from '../src/model/verdict.js';
+
+/** A fixed seed count, three goals (pass probability, success, p99): each interval at 1 - 0.1 / 3. */
+const ALPHA = intervalAlpha(1, 3);
+import { summarize } from '../src/model/summarize.js';
 
 /** A seed's result: `latencies` are the successes' latencies in microseconds. */
 function seed(
@@ -133,20 +138,20 @@ describe('summarize', () => {
   });
 
   it('computes the t-interval across seeds', () => {
-    // rates 0.96, 0.97, 0.98: mean 0.97, sd 0.01, t(0.975, 2) = 4.302653
+    // rates 0.96, 0.97, 0.98: mean 0.97, sd 0.01, t at the row's level with 2 degrees of freedom
     const results = [96, 97, 98].map((k) => seed({ arrivals: 100, latencies: repeat(10, k) }));
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
-    const half = (4.302652729749464 * 0.01) / Math.sqrt(3);
+    const half = (studentT(2, ALPHA) * 0.01) / Math.sqrt(3);
     expect(s.success).toBeCloseTo(0.97, 12);
     expect(s.success_lo).toBeCloseTo(0.97 - half, 9);
-    expect(s.success_hi).toBeCloseTo(0.97 + half, 9);
+    expect(s.success_hi).toBe(Math.min(1, 0.97 + half));
   });
 
   it('clamps the interval to [0, 1]', () => {
     const results = [90, 95, 100].map((k) => seed({ arrivals: 100, latencies: repeat(10, k) }));
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect(s.success_hi).toBe(1);
-    expect(s.success_lo).toBeCloseTo(0.95 - (4.302652729749464 * 0.05) / Math.sqrt(3), 9);
+    expect(s.success_lo).toBeCloseTo(0.95 - (studentT(2, ALPHA) * 0.05) / Math.sqrt(3), 9);
   });
 
   it('gives a zero-width interval for one seed', () => {
@@ -156,9 +161,12 @@ describe('summarize', () => {
   });
 
   it('knows the t critical values', () => {
-    expect(studentT975(1)).toBeCloseTo(12.7062, 4);
-    expect(studentT975(9)).toBeCloseTo(2.2622, 4);
-    expect(studentT975(63)).toBeCloseTo(1.9983, 4);
+    // two-sided at alpha 0.05: the 97.5% quantiles
+    expect(studentT(1, 0.05)).toBeCloseTo(12.7062, 4);
+    expect(studentT(9, 0.05)).toBeCloseTo(2.2622, 4);
+    expect(studentT(63, 0.05)).toBeCloseTo(1.9983, 4);
+    // t(0.975, 2)
+    expect(studentT(2, 0.05)).toBeCloseTo(4.302653, 6);
   });
 
   it('counts the seeds that meet both goals', () => {
@@ -174,29 +182,52 @@ describe('summarize', () => {
   });
 
   it('passes on equality with the goals', () => {
-    // success exactly 0.9 and p99 exactly 60 us meet success >= 0.9, p99 <= 60
-    const results = [seed({ arrivals: 10, latencies: repeat(60, 9) }), seed({ arrivals: 10, latencies: repeat(60, 9) })];
+    // success exactly 0.9 and p99 exactly 60 us meet success >= 0.9, p99 <= 60; 64 seeds,
+    // as 2 could not show a pass probability of 0.9 (Clopper-Pearson's low end needs 36 of 36)
+    const results = Array.from({ length: 64 }, () => seed({ arrivals: 10, latencies: repeat(60, 9) }));
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect(s.pass_probability).toBe(1);
+    expect([s.success_lo, s.success_hi]).toEqual([0.9, 0.9]);
+    expect(s.verdict).toBe('PASS');
     expect(s.passes).toBe(true);
+    // a microsecond over the p99 goal in every seed fails it
+    const over = Array.from({ length: 64 }, () => seed({ arrivals: 10, latencies: repeat(61, 9) }));
+    expect(summarize('c', GOALS, 0.9, over, TIMEOUT).verdict).toBe('FAIL');
   });
 
   it('needs the pass probability to reach the confidence', () => {
     const good = seed({ arrivals: 100, latencies: repeat(10, 100) });
     const bad = seed({ arrivals: 100, latencies: repeat(10, 85) });
-    const results = [good, good, good, bad];
-    expect(summarize('c', GOALS, 0.75, results, TIMEOUT).passes).toBe(true);
-    expect(summarize('c', GOALS, 0.8, results, TIMEOUT).passes).toBe(false);
+    // 48 of 64 seeds pass: 0.75, Clopper-Pearson's 95% interval 0.6260-0.8498 (scipy's
+    // beta.ppf; the row's is at 96.7%), while pooled success (0.9625) and p99 meet their goals
+    // beyond noise: the confidence alone decides
+    const results = [...Array.from({ length: 48 }, () => good), ...Array.from({ length: 16 }, () => bad)];
+    const at = (confidence: number) => summarize('c', GOALS, confidence, results, TIMEOUT);
+    expect(at(0.6).pass_probability).toBe(0.75);
+    const [lo95, hi95] = clopperPearson(48, 64, 0.05);
+    expect(lo95).toBeCloseTo(0.626010, 5);
+    expect(hi95).toBeCloseTo(0.849844, 5);
+    expect([at(0.6).pass_probability_lo, at(0.6).pass_probability_hi]).toEqual(clopperPearson(48, 64, ALPHA));
+    expect(at(0.6).pass_probability_lo).toBeLessThan(lo95);
+    expect(at(0.6).interval_level).toBeCloseTo(1 - 0.1 / 3, 12);
+    expect([at(0.6).verdict, at(0.6).passes]).toEqual(['PASS', true]);
+    // 0.75 itself lies within the interval: the seeds cannot tell, whichever side it is on
+    expect([at(0.75).verdict, at(0.75).undecided, at(0.75).passes]).toEqual(['UNDECIDED', 'pass_probability', false]);
+    expect([at(0.9).verdict, at(0.9).undecided, at(0.9).passes]).toEqual(['FAIL', '', false]);
     // most seeds pass, but the one big failing seed drags the pooled success under the goal
     const small = seed({ arrivals: 10, latencies: repeat(10, 10) });
     const big = seed({ arrivals: 1000, latencies: repeat(10, 800) });
     const pooled = summarize('c', GOALS, 0.8, [big, small, small, small, small], TIMEOUT);
     expect(pooled.pass_probability).toBe(0.8);
     expect(pooled.success).toBeCloseTo(840 / 1040, 12);
+    // the pooled success's interval (0.78-0.83) lies wholly under the goal
+    expect(pooled.success_hi).toBeLessThan(0.9);
+    expect(pooled.verdict).toBe('FAIL');
     expect(pooled.passes).toBe(false);
-    // every seed over the p99 goal
+    // every seed over the p99 goal; one seed has no spread to decide on, two show the miss
     const slow = seed({ arrivals: 100, latencies: repeat(61, 100) });
     expect(summarize('c', GOALS, 0, [slow], TIMEOUT).passes).toBe(false);
+    expect(summarize('c', GOALS, 0, [slow, slow], TIMEOUT).verdict).toBe('FAIL');
   });
 
   it('skips seeds without successes in the p99 spread and gives NaN without any', () => {
@@ -253,9 +284,13 @@ describe('summarize', () => {
         components: { gpu: gpuLoad(200, [0, 0, 0, 2000], 2) },
       }),
     ];
-    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT, { gpus: 2, dollarsPerHour: Number.NaN, gpuSlots: 4 });
     expect(s.gpu_utilization).toBe(0.4);
     expect(s.mean_batch).toBe(2200 / 800);
+    // how full a replica's batch of 4 is while it iterates
+    expect(s.batch_occupancy).toBe(2200 / 800 / 4);
+    // unknown without the configuration's slots
+    expect(summarize('c', GOALS, 0.9, results, TIMEOUT).batch_occupancy).toBeNaN();
     expect(s.gpu_wait_mean_ms).toBe(0.5);
     expect(s.gpu_wait_probability).toBe(0.25);
     // 12 waits: the 12th (p99's rank) is the longest, 3 ms
@@ -271,7 +306,8 @@ describe('summarize', () => {
   });
 
   it('pools TTFT and TPOT, and holds them to their goals when set', () => {
-    const results = [1, 2].map(() => seed({
+    // 64 alike seeds: enough to decide a pass probability of 1 against 0.9
+    const results = Array.from({ length: 64 }, () => seed({
       arrivals: 100, latencies: repeat(10, 100),
       ttft: histogram(repeat(5, 100)), tpot: histogram([...repeat(2, 98), 40, 40]),
     }));

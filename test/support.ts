@@ -122,3 +122,15 @@ export function parseEvents(text: string): ServerEvent[] {
       return { event: event!.slice('event: '.length), data: JSON.parse(data!.slice('data: '.length)) };
     });
 }
+
+/** A tiny deterministic generator (mulberry32): random test inputs that are the same every run. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -50,6 +50,10 @@ describe('a sweep as Arrow, read back by an independent decoder', () => {
       expect(type(name)).toMatchObject({ typeId: Type.Dictionary, dictionary: { typeId: Type.Utf8 } });
     }
     expect(type('passes')).toMatchObject({ typeId: Type.Bool });
+    for (const name of ['verdict', 'undecided']) expect(type(name)).toMatchObject({ typeId: Type.Utf8 });
+    for (const name of ['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'batch_occupancy']) {
+      expect(type(name)).toMatchObject({ typeId: Type.Float, precision: Precision.DOUBLE });
+    }
     expect(type('seeds')).toMatchObject({ typeId: Type.Int, bitWidth: 32 });
     expect(type('p99_ms')).toMatchObject({ typeId: Type.Float, precision: Precision.DOUBLE });
   });
@@ -72,6 +76,7 @@ describe('a sweep as Arrow, read back by an independent decoder', () => {
     expect(metadata?.get('servesim.engine')).toBe('pool');
     expect(metadata?.get('servesim.adapter')).toBe('');
     expect(metadata?.get('servesim.seeds')).toBe('2');
+    expect(metadata?.get('servesim.max_seeds')).toBe('2');
     expect(metadata?.get('servesim.base_seed')).toBe('7');
     expect(Date.parse(metadata?.get('servesim.created') ?? '')).toBeGreaterThan(Date.parse('2024-01-01'));
     expect(JSON.parse(metadata?.get('servesim.grid') ?? '')).toEqual(['server.slots', 'traffic.rate', 'server.service']);

@@ -16,11 +16,11 @@ import { isPlainObject } from '../problem/schema-walk.js';
 import { TRACE_FIELD } from '../problem/trace.js';
 import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
-import { EXIT, formatOption, simulationOptions } from './options.js';
+import { EXIT, formatOption, MAX_SEED, parseInteger, seedOptions, simulationOptions } from './options.js';
 import type { CliIo } from './run-command.js';
 
-/** Seeds per case when none are asked for: a search runs many points, so fewer than `run`. */
-const HINT_SEEDS = 32;
+/** Seeds per case when none are asked for: until each verdict is decided. */
+const HINT_SEEDS = 'auto';
 
 type Values = Record<string, number | string>;
 type Vary = Record<string, (number | string)[] | { from: number; to: number; step: number }>;
@@ -29,8 +29,10 @@ export interface HintOptionValues {
   readonly vary: Vary;
   readonly cost?: string;
   readonly case?: readonly string[] | 'all';
-  readonly seeds: number;
+  readonly seeds: number | 'auto';
+  readonly maxSeeds?: number;
   readonly seed?: number;
+  readonly recheckSeed?: number;
   readonly set?: readonly string[];
   readonly confidence?: number;
   readonly engine: EngineChoice;
@@ -107,12 +109,15 @@ export function addHintCommand(program: Command, io: CliIo, setExit: (code: numb
   }
   hint
     .addOption(new Option('--confidence <p>', "share of seeds that must meet every goal (default: the problem's)").argParser(parseConfidence))
+    .addOption(new Option('--recheck-seed <base>', 'base seed of the re-check on fresh seeds (default: derived from --seed)').argParser((t) => parseInteger(t, '--recheck-seed', 0, MAX_SEED)))
     .addOption(formatOption(['table', 'json']))
     .addHelpText(
       'after',
       '\nNumeric paths are searched assuming more never hurts (bisection), and the cheaper neighbours\n' +
         'of what is found are evaluated to check it; each value of a named path (router.policy) is\n' +
-        'searched on its own. Results go to stdout, progress to stderr.\n\n' +
+        'searched on its own. Each point takes seeds until its verdict is decided (--seeds auto), and\n' +
+        'what is found is re-checked with its neighbours on fresh seeds. Results go to stdout,\n' +
+        'progress to stderr.\n\n' +
         'Examples:\n' +
         '  servesim hint problems/hot-prefix.yaml --set router.policy=least-loaded --vary gpu.slots=2..24\n' +
         '  servesim hint coding-agents --vary router.policy=round-robin,prefix-affinity --vary gpu.replicas=4..12 --vary gpu.slots=1..6\n' +
@@ -129,10 +134,11 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
     problem: opts.set === undefined ? problem : withOverrides(problem, opts.set),
     vary: opts.vary,
     cases: opts.case === undefined || opts.case === 'all' ? 'all' : [...opts.case],
-    seeds: opts.seeds,
+    ...seedOptions(opts.seeds, opts.maxSeeds),
     engine: opts.engine,
     ...(opts.cost === undefined ? {} : { cost: opts.cost }),
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    ...(opts.recheckSeed === undefined ? {} : { recheckSeed: opts.recheckSeed }),
     ...(opts.confidence === undefined ? {} : { confidence: opts.confidence }),
   };
   const controller = new AbortController();
@@ -145,7 +151,7 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
         baseDir: process.cwd(),
         signal: controller.signal,
         onProgress: (p) =>
-          void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.passes ? 'PASS' : 'FAIL'}\n`),
+          void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.verdict} (${p.seeds} seeds)\n`),
       });
     } catch (err) {
       if (controller.signal.aborted) {
@@ -201,25 +207,33 @@ function withOverrides(problem: string, sets: readonly string[]): Record<string,
   return applied;
 }
 
-/** The readable report: each hint with its margins and cheaper neighbours, what never passes, the count. */
+/** The readable report: each hint with its margins, its re-check and cheaper neighbours, what never passes, the count. */
 export function formatHints(result: HintResult): string {
   const lines: string[] = [];
   lines.push(`${result.problemId} — ${result.title}`);
-  lines.push(
-    `goals: success ≥ ${trim(result.goals.success * 100)}%, p99 ≤ ${trim(result.goals.p99_ms / 1000)} s, ` +
-      `pass prob ≥ ${trim(result.confidence)} · ${result.seeds} seeds · cost: ${result.cost}`,
-  );
+  const goals = [`success ≥ ${trim(result.goals.success * 100)}%`, `p99 ≤ ${trim(result.goals.p99_ms / 1000)} s`];
+  if (result.goals.ttft_p99_ms !== undefined) goals.push(`ttft p99 ≤ ${trim(result.goals.ttft_p99_ms)} ms`);
+  if (result.goals.tpot_p99_ms !== undefined) goals.push(`tpot p99 ≤ ${trim(result.goals.tpot_p99_ms)} ms`);
+  goals.push(`pass prob ≥ ${trim(result.confidence)}`);
+  const seeds = result.maxSeeds > result.seeds ? `${result.seeds} to ${result.maxSeeds} seeds until decided` : `${result.seeds} seeds`;
+  lines.push(`goals: ${goals.join(', ')} · cost: ${result.cost}`);
+  lines.push(`${seeds} from ${result.seed}, re-checked from ${result.recheckSeed} · verdicts at ${trim(result.verdictLevel * 100)}% confidence`);
   lines.push('');
   if (result.hints.length === 0) lines.push('No configuration in the grid passes every case.');
   for (const [k, hint] of result.hints.entries()) {
     const title = k === 0 ? 'Cheapest passing' : 'Also passing';
     lines.push(`${title}: ${describeValues(hint.found.values)} (cost ${costText(result, hint.found.cost)})`);
-    lines.push(...marginTable(hint.found.cases).map((l) => `  ${l}`));
+    lines.push(...marginTable(hint.found.cases, result).map((l) => `  ${l}`));
+    if (hint.found.recheck !== undefined) {
+      lines.push(`  On fresh seeds (from ${result.recheckSeed}): ${hint.found.recheck.verdict}`);
+      if (hint.found.recheck.verdict !== 'PASS') lines.push(...hint.found.recheck.cases.filter((m) => m.why !== '').map((m) => `    ${m.why}`));
+    }
     if (hint.cheaper.length > 0) lines.push('  One step cheaper:');
     for (const c of hint.cheaper) {
       const what = `${describeValues(changed(c.values, hint.found.values))} (cost ${costText(result, c.cost)})`;
       lines.push(...verdict(what, c).map((l) => `    ${l}`));
     }
+    if (!hint.holds) lines.push('  The re-check on fresh seeds does not agree: treat this answer as unsettled (more seeds: --max-seeds).');
     lines.push('');
   }
   for (const f of result.failing) {
@@ -246,10 +260,14 @@ function costText(result: HintResult, cost: number): string {
   return result.cost === DOLLARS_COST ? `$${cost.toFixed(2)}/h` : trim(cost);
 }
 
-/** "WHAT fails:" and a line per failing case, or "WHAT passes too". */
+/**
+ * "WHAT fails:" ("is undecided:") and a line per such case, or "WHAT passes too"; then the
+ * re-check on fresh seeds, when there was one.
+ */
 function verdict(what: string, c: HintConfiguration): string[] {
-  const failing = c.cases.filter((m) => !m.passes);
-  return failing.length === 0 ? [`${what} passes too`] : [`${what} fails:`, ...failing.map((m) => `  ${m.why}`)];
+  const open = c.cases.filter((m) => !m.passes);
+  const head = c.verdict === 'PASS' ? [`${what} passes too`] : [`${what} ${c.verdict === 'FAIL' ? 'fails' : 'is undecided'}:`, ...open.map((m) => `  ${m.why}`)];
+  return c.recheck === undefined ? head : [...head, `  on fresh seeds: ${c.recheck.verdict}`];
 }
 
 /** The values that differ from `base`: a neighbour differs in one path. */
@@ -257,16 +275,22 @@ function changed(values: Readonly<Values>, base: Readonly<Values>): Values {
   return Object.fromEntries(Object.entries(values).filter(([path, v]) => base[path] !== v));
 }
 
-function marginTable(cases: readonly CaseMargin[]): string[] {
-  const head = ['case', 'result', 'success %', 'p99 s', 'pass prob', 'success margin', 'p99 margin'];
+/** Each case's verdict, seeds, pass probability with its interval, and its margin on every goal set. */
+function marginTable(cases: readonly CaseMargin[], result: HintResult): string[] {
+  const ttft = result.goals.ttft_p99_ms !== undefined;
+  const tpot = result.goals.tpot_p99_ms !== undefined;
+  const head = ['case', 'result', 'seeds', 'success %', 'p99 s', 'pass prob (interval)', 'success margin', 'p99 margin', ...(ttft ? ['ttft p99 margin'] : []), ...(tpot ? ['tpot p99 margin'] : [])];
   const rows = cases.map((m) => [
     m.case,
-    m.passes ? 'PASS' : 'FAIL',
+    m.verdict,
+    String(m.seeds),
     fixed(Math.floor(m.success * 10000 + 1e-6) / 100, 2),
     fixed(m.p99_ms / 1000, 3),
-    fixed(m.pass_probability, 2),
-    `${signed(m.success_margin * 100, 2)} pt`,
-    `${signed(m.p99_margin_ms / 1000, 3)} s`,
+    `${fixed(m.pass_probability, 2)} (${fixed(m.pass_probability_lo, 2)}-${fixed(m.pass_probability_hi, 2)})`,
+    `${margin(m.success_margin * 100)} pt`,
+    `${margin(m.p99_margin_ms / 1000)} s`,
+    ...(ttft ? [`${margin(m.ttft_p99_margin_ms ?? Number.NaN)} ms`] : []),
+    ...(tpot ? [`${margin(m.tpot_p99_margin_ms ?? Number.NaN)} ms`] : []),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const render = (cells: readonly string[]): string =>
@@ -278,8 +302,9 @@ function fixed(v: number, digits: number): string {
   return Number.isFinite(v) ? v.toFixed(digits) : '–';
 }
 
-function signed(v: number, digits: number): string {
-  return Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(digits)}` : '–';
+/** A margin as resolved (src/hint/explain.ts), signed; scaling may add binary noise, so at most 4 decimals. */
+function margin(v: number): string {
+  return Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${Number(v.toFixed(4))}` : '–';
 }
 
 function trim(v: number): string {

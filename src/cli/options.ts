@@ -4,8 +4,10 @@
  * value reads `error: option '--seeds <n>' argument '0' is invalid. --seeds must be ...`.
  */
 import { InvalidArgumentError, Option } from 'commander';
+import { ServesimError } from '../errors.js';
 import type { EngineChoice } from '../run/types.js';
 import { MAX_SEEDS } from '../sweep/spec.js';
+import { DEFAULT_MAX_SEEDS, seedRange, type SeedRange } from '../model/verdict.js';
 
 /** How a command writes its results on stdout. */
 export type OutputFormat = 'table' | 'json' | 'csv';
@@ -25,6 +27,9 @@ export const EXIT = {
   internal: 1,
   /** A usage or input error: bad option, invalid problem, unknown case. */
   usage: 2,
+  /** `run --check`: a case failed (1, as a test runner's failure) or is undecided (3). */
+  checkFailed: 1,
+  checkUndecided: 3,
   /** Ctrl-C, as shells report a SIGINT death. */
   cancelled: 130,
 } as const;
@@ -44,9 +49,28 @@ export function parseInteger(text: string, option: string, min: number, max: num
   return value;
 }
 
-/** `--seeds N`: a positive integer, at most the seeds a case may hold in memory (MAX_SEEDS). */
-export function parseSeeds(text: string): number {
+/**
+ * `--seeds N|auto`: a positive integer, at most the seeds a case may hold in memory
+ * (MAX_SEEDS), or `auto`: seeds until each verdict is decided (src/model/verdict.ts).
+ */
+export function parseSeeds(text: string): number | 'auto' {
+  if (text.trim() === 'auto') return 'auto';
   return parseInteger(text, '--seeds', 1, MAX_SEEDS);
+}
+
+/** `--max-seeds N`: the most seeds an undecided configuration takes. */
+export function parseMaxSeeds(text: string): number {
+  return parseInteger(text, '--max-seeds', 1, MAX_SEEDS);
+}
+
+/**
+ * `--seeds` and `--max-seeds` as the seeds every configuration runs and the most an undecided
+ * one takes; an error naming `--max-seeds` when it is below `--seeds`.
+ */
+export function seedOptions(seeds: number | 'auto', maxSeeds: number | undefined): SeedRange {
+  const range = seedRange(seeds, maxSeeds);
+  if (typeof range === 'string') throw new ServesimError('SERVESIM_SEEDS_INVALID', `${maxSeeds} must be at least --seeds (${seeds})`, '--max-seeds');
+  return range;
 }
 
 /** `--seed BASE`: the first seed, a u32. */
@@ -105,9 +129,10 @@ export function simulationOptions(): Option[] {
   return [
     new Option('-c, --case <names>', 'case to run, repeatable or a comma list; "all" for every case')
       .argParser(collectCases),
-    new Option('-n, --seeds <n>', 'independent seeds (instances) per case')
+    new Option('-n, --seeds <n>', "independent seeds (instances) per case, or 'auto': until each verdict is decided")
       .argParser(parseSeeds)
       .default(DEFAULT_SEEDS),
+    maxSeedsOption(),
     new Option('--seed <base>', "first seed (default: the problem's seed)").argParser(parseSeedBase),
     new Option('-s, --set <path=value>', 'override a problem field, repeatable (gpu.slots=32)')
       .argParser(collectSet),
@@ -115,6 +140,11 @@ export function simulationOptions(): Option[] {
       .argParser(parseEngine)
       .default('auto'),
   ];
+}
+
+/** `--max-seeds`, for the commands that take `--seeds`. */
+export function maxSeedsOption(): Option {
+  return new Option('--max-seeds <n>', `most seeds an undecided configuration takes (default: ${DEFAULT_MAX_SEEDS.toLocaleString('en')} with --seeds auto, else --seeds)`).argParser(parseMaxSeeds);
 }
 
 /** `-f, --format`, for any command that prints results: these formats, table by default. */
@@ -127,7 +157,8 @@ export function formatOption(formats: readonly OutputFormat[] = OUTPUT_FORMATS):
 /** The parsed values of {@link simulationOptions} and {@link formatOption}. */
 export interface SimulationOptionValues {
   readonly case?: readonly string[] | 'all';
-  readonly seeds: number;
+  readonly seeds: number | 'auto';
+  readonly maxSeeds?: number;
   readonly seed?: number;
   readonly set?: readonly string[];
   readonly engine: EngineChoice;

@@ -2,7 +2,7 @@
  * The command table of `servesim` and its error policy. main.ts runs it with the real modules
  * and the process's streams; tests run it with doubles.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ServesimError } from '../errors.js';
 import {
   EXIT,
@@ -55,12 +55,13 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
     .command('run')
     .description(
       "simulate each problem's cases over many seeds and report which pass; " +
-        'exits 0 whether cases pass or fail',
+        'exits 0 whether cases pass or fail (with --check: 1 if any fails, 3 if any is undecided)',
     )
     .argument('<problem...>', 'problem files (YAML or JSON), or ids of the shipped problems (mmc, hot-prefix, coding-agents)');
   for (const option of simulationOptions()) run.addOption(option);
   run
     .addOption(formatOption())
+    .addOption(new Option('--check', 'exit 1 when any case fails, 3 when one is undecided (within seed noise), else 0'))
     .addHelpText(
       'after',
       '\nOutput goes to stdout, progress and the engine used to stderr. With several problems,\n' +
@@ -68,6 +69,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         'Examples:\n' +
         '  servesim run problems/hot-prefix.yaml\n' +
         '  servesim run mmc --seeds 16\n' +
+        '  servesim run hot-prefix --seeds auto --check   # seeds until each case is decided\n' +
         '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
         '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv',
     )
@@ -89,8 +91,9 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
 
 /**
  * Parses `argv` (as process.argv: node, script, args...) and runs the command; resolves to the
- * exit status: 0 done (cases may still FAIL), 1 a bug (stack printed), 2 a usage or input error
- * (`servesim: <message>`), 130 cancelled.
+ * exit status: 0 done (cases may still FAIL), 1 a bug (stack printed) or, with `run --check`, a
+ * case that FAILs, 2 a usage or input error (`servesim: <message>`), 3 with `run --check` a case
+ * UNDECIDED, 130 cancelled.
  */
 export async function main(argv: readonly string[], deps: ProgramDeps, io: SweepIo): Promise<number> {
   let code: number = EXIT.ok;

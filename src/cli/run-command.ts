@@ -1,13 +1,14 @@
 /**
  * `servesim run PROBLEM...`: simulate each problem's cases and print one table (or JSON, CSV)
- * per problem. Failing a goal is a result, not an error: the exit status is 0 either way.
+ * per problem. Failing a goal is a result, not an error: the exit status is 0 either way,
+ * unless `--check` asks for the verdicts as the status (for scripts and CI).
  */
 import type { Problem, Scenario } from '../model/problem.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { readProblemArgument } from './hint-command.js';
-import { EXIT, type SimulationOptionValues } from './options.js';
+import { EXIT, seedOptions, type SimulationOptionValues } from './options.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 
 /** What the commands need from the rest of servesim; main.ts passes the real modules. */
@@ -28,11 +29,12 @@ export interface CliIo {
 /** Runs the `run` command; resolves to the exit status. Input errors are thrown. */
 export async function runCommand(
   files: readonly string[],
-  opts: SimulationOptionValues,
+  opts: SimulationOptionValues & { readonly check?: boolean },
   deps: CliDeps,
   io: CliIo,
 ): Promise<number> {
   // load and check every file before simulating any: a typo in the last one fails at once
+  const seeds = seedOptions(opts.seeds, opts.maxSeeds);
   const plans: { problem: Problem; caseNames: readonly string[] | undefined }[] = [];
   for (const file of files) {
     const problem = await readProblemArgument(file, (path) => deps.loadProblem(path, opts.set ?? []));
@@ -51,7 +53,7 @@ export async function runCommand(
       try {
         result = await deps.runProblem(problem, {
           ...(caseNames === undefined ? {} : { caseNames }),
-          seeds: opts.seeds,
+          ...seeds,
           baseSeed: opts.seed ?? problem.seed,
           engine: opts.engine,
           signal: controller.signal,
@@ -80,7 +82,14 @@ export async function runCommand(
   if (opts.format === 'json') {
     io.stdout.write(formatJson(results.length === 1 && files.length === 1 ? results[0]! : results));
   }
-  return EXIT.ok;
+  return opts.check === true ? checkStatus(results) : EXIT.ok;
+}
+
+/** `--check`: 1 when any case FAILs, else 3 when any is UNDECIDED, else 0. */
+function checkStatus(results: readonly RunResult[]): number {
+  const verdicts = results.flatMap((r) => r.rows.map((row) => row.verdict));
+  if (verdicts.includes('FAIL')) return EXIT.checkFailed;
+  return verdicts.includes('UNDECIDED') ? EXIT.checkUndecided : EXIT.ok;
 }
 
 /** Tables and CSV stream out per problem; JSON waits for all (one document). */

@@ -25,6 +25,7 @@ import {
   parseEngine,
   parseInteger,
   parseSeeds,
+  maxSeedsOption,
   type OutputFormat,
 } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
@@ -63,7 +64,8 @@ export interface SweepOptionValues {
   readonly out?: string;
   readonly report?: string;
   readonly format?: SweepFormat;
-  readonly seeds?: number;
+  readonly seeds?: number | 'auto';
+  readonly maxSeeds?: number;
   readonly engine?: EngineChoice;
   readonly maxInstances: number;
 }
@@ -107,7 +109,8 @@ function sweepOptions(): Option[] {
     new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
       .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
     new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
-    new Option('-n, --seeds <n>', "seeds per case and grid point (default: the sweep file's)").argParser(parseSeeds),
+    new Option('-n, --seeds <n>', "seeds per case and grid point, or 'auto': until each verdict is decided (default: the sweep file's)").argParser(parseSeeds),
+    maxSeedsOption(),
     new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')} (default: the sweep file's)`)
       .argParser(parseEngine),
     new Option('--max-instances <n>', 'refuse a larger sweep (grid points x cases x seeds)')
@@ -139,6 +142,7 @@ export async function sweepCommand(
   const sweep = loadSweep(file, {
     maxInstances: opts.maxInstances,
     ...(opts.seeds === undefined ? {} : { seeds: opts.seeds }),
+    ...(opts.maxSeeds === undefined ? {} : { maxSeeds: opts.maxSeeds }),
     ...(opts.engine === undefined ? {} : { engine: opts.engine }),
   });
 

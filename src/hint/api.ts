@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { GoalsInMilliseconds } from '../model/problem.js';
-import { gridSchema, MAX_SEEDS, MAX_SEEDS_MESSAGE } from '../sweep/spec.js';
+import type { Verdict } from '../model/verdict.js';
+import { gridSchema, maxSeedsSchema, seedsSchema } from '../sweep/spec.js';
 import { MAX_COST_LENGTH } from './cost.js';
 
 export const hintRequestSchema = z
@@ -21,8 +22,12 @@ export const hintRequestSchema = z
      * `dollars_per_hour` when the problem's GPUs have a price, else `gpu.replicas * gpu.slots`. */
     cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(32),
+    /** 'auto' (seeds until each verdict is decided) or a fixed count. */
+    seeds: seedsSchema.default('auto'),
+    maxSeeds: maxSeedsSchema.optional(),
     seed: z.number().int().min(0).max(0xffffffff).optional(),
+    /** The base seed of the re-check on fresh seeds; default: derived from `seed` (src/hint/search.ts). */
+    recheckSeed: z.number().int().min(0).max(0xffffffff).optional(),
     confidence: z.number().gt(0).max(1).optional(),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
   })
@@ -30,25 +35,48 @@ export const hintRequestSchema = z
 
 export type HintRequest = z.input<typeof hintRequestSchema>;
 
-/** One case's margin against the goals (positive: met with room to spare). */
+/**
+ * One case's margins against every goal it has (positive: met with room to spare), each rounded
+ * to what its seeds resolve (the interval's half-width for rates, the histogram's 0.8% for
+ * latencies); null for a goal the problem does not set.
+ */
 export interface CaseMargin {
   readonly case: string;
+  readonly verdict: Verdict;
   readonly passes: boolean;
+  /** Seeds this case took (with seeds 'auto', until its verdict was decided or the cap). */
+  readonly seeds: number;
   readonly success: number;
   readonly p99_ms: number;
+  readonly ttft_p99_ms: number | null;
+  readonly tpot_p99_ms: number | null;
   readonly pass_probability: number;
+  /** The pass probability's interval (at interval_level). */
+  readonly pass_probability_lo: number;
+  readonly pass_probability_hi: number;
+  /** pass_probability_lo - confidence: positive when the pass is beyond seed noise. */
+  readonly pass_probability_margin: number;
   /** success - goal (fraction). */
   readonly success_margin: number;
-  /** goal - p99 (milliseconds). */
+  /** goal - p99 (milliseconds), and the same for TTFT and TPOT p99 where those goals are set. */
   readonly p99_margin_ms: number;
-  /** "server-dies: p99 4.1 s > 3 s" when it fails, else "". */
+  readonly ttft_p99_margin_ms: number | null;
+  readonly tpot_p99_margin_ms: number | null;
+  /** Why it fails ("server-dies: p99 4.1 s > 3 s") or is undecided, else "". */
   readonly why: string;
 }
 
-export interface HintConfiguration {
+/** A configuration's cases on one run of seeds, and its verdict over them. */
+export interface HintRun {
+  readonly verdict: Verdict;
+  readonly cases: readonly CaseMargin[];
+}
+
+export interface HintConfiguration extends HintRun {
   readonly values: Readonly<Record<string, number | string>>;
   readonly cost: number;
-  readonly cases: readonly CaseMargin[];
+  /** The same configuration on fresh seeds (base seed `recheckSeed`), for the found ones and their cheaper neighbours. */
+  readonly recheck?: HintRun;
 }
 
 export interface Hint {
@@ -57,6 +85,8 @@ export interface Hint {
   /** One step down each varied numeric path (where there is a lower value), evaluated: why
    * each fails, or that it passes too (a violation, or a cost that falls with that path). */
   readonly cheaper: readonly HintConfiguration[];
+  /** The re-check on fresh seeds agrees: the found one passes again, no passing neighbour fails and no other passes. */
+  readonly holds: boolean;
 }
 
 export interface HintResult {
@@ -67,7 +97,13 @@ export interface HintResult {
   readonly cost: string;
   readonly goals: GoalsInMilliseconds;
   readonly confidence: number;
+  /** Seeds every configuration ran, the most an undecided one could take, the base seed, and the re-check's base seed. */
   readonly seeds: number;
+  readonly maxSeeds: number;
+  readonly seed: number;
+  readonly recheckSeed: number;
+  /** The confidence of each verdict (the chance it is not wrong), over all the looks at it. */
+  readonly verdictLevel: number;
   readonly cases: readonly string[];
   /** The Pareto set over cost and the string-valued paths: for each combination of the
    * string-valued paths (each router policy), its cheapest passing configurations (ties kept
@@ -77,6 +113,8 @@ export interface HintResult {
    * configuration (every numeric path at its highest) and why it fails. */
   readonly failing: readonly HintConfiguration[];
   readonly evaluated: number;
+  /** Instances simulated: every case's seeds at every point evaluated, and the re-check's. */
+  readonly instances: number;
   /** Rounds of evaluation: each round's points ran as one batch per configuration shape. */
   readonly rounds: number;
   readonly gridSize: number;
@@ -91,7 +129,9 @@ export interface HintResult {
 export interface HintProgress {
   readonly evaluated: number;
   readonly gridSize: number;
-  /** The point just evaluated, and whether it passes every case. */
+  /** The point just evaluated, and its verdict over every case. */
   readonly values: Readonly<Record<string, number | string>>;
-  readonly passes: boolean;
+  readonly verdict: Verdict;
+  /** Seeds its cases took, most first. */
+  readonly seeds: number;
 }

@@ -13,27 +13,82 @@ const MAX_DIGITS = 4;
 /** A component this busy is named as the bottleneck of a failing case. */
 const SATURATED = 0.8;
 
-/** Each case's margins against the goals (the summary's own pass decision is kept). */
+/** Each case's margins against the goals (the summary's own verdict is kept). */
 export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confidence: number): CaseMargin[] {
-  return rows.map((row) => ({
-    case: row.case,
-    passes: row.passes,
-    success: row.success,
-    p99_ms: row.p99_ms,
-    pass_probability: row.pass_probability,
-    success_margin: row.success - goals.success,
-    // to the microsecond: the difference of two milliseconds values carries binary noise
-    p99_margin_ms: Math.round((goals.p99 / 1000 - row.p99_ms) * 1000) / 1000,
-    why: row.passes ? '' : whyFails(row, goals, confidence),
-  }));
+  return rows.map((row) => {
+    const latencyMargin = (goal: number | null, valueMs: number): number | null =>
+      goal === null ? null : resolved(goal / 1000 - valueMs, valueMs * LATENCY_RESOLUTION);
+    return {
+      case: row.case,
+      verdict: row.verdict,
+      passes: row.passes,
+      seeds: row.seeds,
+      success: row.success,
+      p99_ms: row.p99_ms,
+      ttft_p99_ms: goals.ttftP99 === null ? null : row.ttft_p99_ms,
+      tpot_p99_ms: goals.tpotP99 === null ? null : row.tpot_p99_ms,
+      pass_probability: row.pass_probability,
+      pass_probability_lo: row.pass_probability_lo,
+      pass_probability_hi: row.pass_probability_hi,
+      pass_probability_margin: resolved(row.pass_probability_lo - confidence, 0.005),
+      success_margin: resolved(row.success - goals.success, (row.success_hi - row.success_lo) / 2),
+      p99_margin_ms: latencyMargin(goals.p99, row.p99_ms)!,
+      ttft_p99_margin_ms: latencyMargin(goals.ttftP99, row.ttft_p99_ms),
+      tpot_p99_margin_ms: latencyMargin(goals.tpotP99, row.tpot_p99_ms),
+      why: row.verdict === 'PASS' ? '' : row.verdict === 'FAIL' ? whyFails(row, goals, confidence) : whyUndecided(row, goals, confidence),
+    };
+  });
+}
+
+/** A latency's resolution: half a histogram bucket (docs/model.md section 5), 2^-7 of the value. */
+const LATENCY_RESOLUTION = 2 ** -7;
+
+/**
+ * `value` rounded to the decimal place of `noise`'s leading digit (no finer than 1e-4): a
+ * margin carries no digits its seeds cannot resolve, and no binary noise
+ * (0.050000000000000044).
+ */
+export function resolved(value: number, noise: number): number {
+  if (!Number.isFinite(value)) return value;
+  const place = Math.max(-4, Math.floor(Math.log10(noise > 0 && Number.isFinite(noise) ? noise : 1e-4)));
+  const digits = Math.min(10, Math.max(0, -place));
+  return Number(value.toFixed(digits));
+}
+
+/**
+ * "slow-dependency: undecided at 4096 seeds: pass probability 0.90 (0.89-0.91) around 0.9":
+ * the goals whose intervals still straddle them, with the seeds taken.
+ */
+export function whyUndecided(row: CaseSummary, goals: Goals, confidence: number): string {
+  const parts = row.undecided.split(',').filter((g) => g !== '').map((goal) => {
+    switch (goal) {
+      case 'pass_probability':
+        return `pass probability ${fixedDigits(row.pass_probability, 2)} (${fixedDigits(row.pass_probability_lo, 2)}-${fixedDigits(row.pass_probability_hi, 2)}) around ${trim(confidence)}`;
+      case 'success':
+        return `success ${fixedDigits(row.success * 100, 2)}% (${fixedDigits(row.success_lo * 100, 2)}-${fixedDigits(row.success_hi * 100, 2)}%) around ${trim(goals.success * 100)}%`;
+      case 'p99':
+        return `p99 ${duration(row.p99_ms)} within noise of ${duration(goals.p99 / 1000)}`;
+      case 'ttft_p99':
+        return `ttft p99 ${duration(row.ttft_p99_ms)} within noise of ${duration((goals.ttftP99 ?? 0) / 1000)}`;
+      default:
+        return `tpot p99 ${duration(row.tpot_p99_ms)} within noise of ${duration((goals.tpotP99 ?? 0) / 1000)}`;
+    }
+  });
+  return `${row.case}: undecided at ${row.seeds} seeds: ${parts.join(', ')}`;
+}
+
+function fixedDigits(v: number, digits: number): string {
+  return Number.isFinite(v) ? v.toFixed(digits) : '–';
 }
 
 /**
  * "peak-hour: success 97.2% < 99%, p99 4.1 s > 3 s"; an overload comes first ("as-given:
  * overloaded: queue at server passed its capacity (272 jobs) in 32 of 32 seeds, success ...");
  * the pass probability is named only when the pooled goals are met and nothing overloaded,
- * since it is then the reason. Then where it shows: a component at 80% utilisation or more
- * ("tools at 97% utilization, p99 queue wait 31 s") and where most arrivals failed.
+ * since it is then the reason. Then where it shows: a component at 80% load or more
+ * ("tools at 97% utilization, p99 queue wait 31 s"; the GPU by its batches' occupancy, as
+ * under continuous batching it iterates whenever any sequence runs), one replica taking far
+ * more than its share of calls, and where most arrivals failed.
  */
 export function whyFails(row: CaseSummary, goals: Goals, confidence: number): string {
   const reasons: string[] = row.overloaded_seeds > 0 ? [row.overload_reason] : [];
@@ -44,21 +99,37 @@ export function whyFails(row: CaseSummary, goals: Goals, confidence: number): st
   if (goals.ttftP99 !== null && !(row.ttft_p99_ms * 1000 <= goals.ttftP99)) reasons.push(`ttft p99 ${overLatency(row.ttft_p99_ms, goals.ttftP99 / 1000)}`);
   if (goals.tpotP99 !== null && !(row.tpot_p99_ms * 1000 <= goals.tpotP99)) reasons.push(`tpot p99 ${overLatency(row.tpot_p99_ms, goals.tpotP99 / 1000)}`);
   if (reasons.length === 0 && row.pass_probability < confidence) {
-    reasons.push(`pass probability ${below(row.pass_probability, confidence, 2, '')}`);
+    // three digits: an upper end just under the goal must not print as the goal
+    const interval = `(${fixedDigits(row.pass_probability_lo, 3)}-${fixedDigits(row.pass_probability_hi, 3)} at ${row.seeds} seeds)`;
+    reasons.push(`pass probability ${below(row.pass_probability, confidence, 2, '')} ${interval}`);
   }
-  const where = [saturation(row), mostFailures(row)].filter((w) => w !== '');
+  const where = [saturation(row), imbalance(row), mostFailures(row)].filter((w) => w !== '');
   const why = `${row.case}: ${reasons.length === 0 ? 'fails' : reasons.join(', ')}`;
   return where.length === 0 ? why : `${why}; ${where.join('; ')}`;
 }
 
-/** "tools at 97% utilization, p99 queue wait 31 s", or '' when no component is that busy. */
+/**
+ * "tools at 97% utilization, p99 queue wait 31 s" ("gpu batches 91% full, ..."), or '' when no
+ * component is that busy.
+ */
 function saturation(row: CaseSummary): string {
   const busiest = busiestComponent(row);
   if (busiest === null || busiest.utilization < SATURATED) return '';
   const c = busiest.component;
-  const text = `${c} at ${Math.floor(busiest.utilization * 100)}% utilization`;
+  const load = Math.floor(busiest.utilization * 100);
+  const text = c === 'gpu' ? `gpu batches ${load}% full` : `${c} at ${load}% utilization`;
   const queued = (QUEUED_COMPONENTS as readonly string[]).includes(c) ? row[`${c as (typeof QUEUED_COMPONENTS)[number]}_wait_p99_ms`] : Number.NaN;
   return Number.isFinite(queued) ? `${text}, p99 queue wait ${duration(queued)}` : text;
+}
+
+/** One replica takes this many times its fair share of calls: named as an imbalance. */
+const IMBALANCED = 1.5;
+
+/** "one gpu replica takes 87% of calls (fair share 17%)", or '' when calls spread evenly. */
+function imbalance(row: CaseSummary): string {
+  const fair = 1 / row.gpu_replicas;
+  if (!(row.gpu_replicas > 1) || !(row.top_replica_share >= IMBALANCED * fair)) return '';
+  return `one gpu replica takes ${Math.round(row.top_replica_share * 100)}% of calls (fair share ${Math.round(fair * 100)}%)`;
 }
 
 /** "most failures at tools (timed out 1204)": the component where the most arrivals failed. */

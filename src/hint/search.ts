@@ -8,16 +8,19 @@ import type { CaseSummary } from '../model/summary.js';
 import { goalsInMilliseconds } from '../model/problem.js';
 import { protoGridKey, sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
 import { pointProblem, runSweep } from '../sweep/run.js';
+import { pointVerdict, VERDICT_LEVEL } from '../model/verdict.js';
 import {
   hintRequestSchema,
+  type Hint,
   type HintConfiguration,
+  type HintRun,
   type HintProgress,
   type HintRequest,
   type HintResult,
 } from './api.js';
 import { costVariable, defaultCost, isCostVariable, numberAt, parseCost } from './cost.js';
 import { caseMargins, describeValues } from './explain.js';
-import { searchCheapest, type Evaluation, type Violation } from './frontier.js';
+import { searchCheapest, type Evaluation, type Found, type Violation } from './frontier.js';
 
 export interface HintOptions {
   readonly signal?: AbortSignal;
@@ -46,6 +49,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
       grid: req.vary,
       cases: req.cases,
       seeds: req.seeds,
+      ...(req.maxSeeds === undefined ? {} : { maxSeeds: req.maxSeeds }),
       engine: req.engine,
       ...(req.seed === undefined ? {} : { seed: req.seed }),
       ...(req.confidence === undefined ? {} : { confidence: req.confidence }),
@@ -64,17 +68,22 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   let engine: string | null = null;
   let gpuSeconds: number | null = null;
   let evaluatedCount = 0;
-  const evaluate = async (indexes: readonly number[]): Promise<Map<number, PointResult>> => {
-    const outcome = await runSweep(sweep, {
+  let instances = 0;
+  // the grid points on the sweep's seeds, or (the re-check) on fresh ones
+  const run = async (on: Sweep, indexes: readonly number[], report: boolean): Promise<Map<number, PointResult>> => {
+    const outcome = await runSweep(on, {
       only: indexes,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       onPoint: (point, rows) => {
+        instances += rows.reduce((sum, r) => sum + r.summary.seeds, 0);
+        if (!report) return;
         evaluatedCount++;
         options.onProgress?.({
           evaluated: evaluatedCount,
           gridSize: sweep.points.length,
           values: valuesOf(point.index),
-          passes: rows.every((r) => r.summary.passes),
+          verdict: pointVerdict(rows.map((r) => r.summary.verdict)),
+          seeds: Math.max(...rows.map((r) => r.summary.seeds)),
         });
       },
     });
@@ -85,6 +94,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     const results = new Map<number, PointResult>();
     for (const index of indexes) {
       const rows = outcome.rows.filter((r) => r.point.index === index).map((r) => r.summary);
+      // an undecided point is not taken as passing: the hint names only what its seeds show
       results.set(index, { passes: rows.every((r) => r.passes), rows });
     }
     return results;
@@ -93,18 +103,33 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const outcome = await searchCheapest({
     axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
     cost,
-    evaluate,
+    evaluate: (indexes) => run(sweep, indexes, true),
     ...(options.probes === undefined ? {} : { probes: options.probes }),
   });
 
+  // the answer on fresh seeds: what was found and the neighbours it was chosen over, as one batch
+  const recheckSeed = req.recheckSeed ?? freshSeed(sweep.baseSeed);
+  const rechecked = outcome.found.flatMap((f) => [f.index, ...f.cheaper]);
+  const recheck = rechecked.length === 0 ? new Map<number, PointResult>() : await run({ ...sweep, baseSeed: recheckSeed }, [...new Set(rechecked)], false);
+
+  const hintRun = (index: number, rows: readonly CaseSummary[]): HintRun => {
+    const problem = pointProblem(sweep, sweep.points[index]!);
+    const cases = caseMargins(rows, problem.goals, sweep.confidence);
+    return { verdict: pointVerdict(cases.map((c) => c.verdict)), cases };
+  };
   const configuration = (index: number): HintConfiguration => {
-    const point = sweep.points[index]!;
-    const problem = pointProblem(sweep, point);
+    const again = recheck.get(index);
     return {
       values: valuesOf(index),
       cost: cost(index),
-      cases: caseMargins(outcome.evaluated.get(index)!.rows, problem.goals, sweep.confidence),
+      ...hintRun(index, outcome.evaluated.get(index)!.rows),
+      ...(again === undefined ? {} : { recheck: hintRun(index, again.rows) }),
     };
+  };
+  const hint = (found: Found): Hint => {
+    const best = configuration(found.index);
+    const cheaper = found.cheaper.map(configuration);
+    return { found: best, cheaper, holds: best.recheck?.verdict === 'PASS' && cheaper.every((c) => !overturned(c)) };
   };
   return {
     problemId: sweep.problem.id,
@@ -114,10 +139,15 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     goals: goalsInMilliseconds(sweep.problem.goals),
     confidence: sweep.confidence,
     seeds: sweep.seeds,
+    maxSeeds: sweep.maxSeeds,
+    seed: sweep.baseSeed,
+    recheckSeed,
+    verdictLevel: VERDICT_LEVEL,
     cases: sweep.caseNames,
-    hints: outcome.found.map((f) => ({ found: configuration(f.index), cheaper: f.cheaper.map(configuration) })),
+    hints: outcome.found.map(hint),
     failing: outcome.failing.map(configuration),
     evaluated: outcome.evaluated.size,
+    instances,
     rounds: outcome.rounds,
     gridSize: sweep.points.length,
     monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
@@ -169,6 +199,23 @@ function costFunction(text: string, sweep: Sweep): (index: number) => number {
     return value;
   });
   return (index) => costs[index]!;
+}
+
+/**
+ * The re-check's base seed when none is given: another base seed, so its instances' keys
+ * (instanceKey hashes the base seed with the instance) are unrelated to the search's.
+ */
+export function freshSeed(baseSeed: number): number {
+  return (baseSeed + 0x9e3779b9) >>> 0;
+}
+
+/**
+ * A neighbour's verdict that turned over on fresh seeds: a pass that fails, or one not
+ * passing (failing or undecided) that passes, when a cheaper answer may then exist.
+ */
+function overturned(c: HintConfiguration): boolean {
+  const again = c.recheck?.verdict;
+  return (c.verdict === 'PASS' && again === 'FAIL') || (c.verdict !== 'PASS' && again === 'PASS');
 }
 
 /** "gpu.slots=9, router.policy=x passes, though gpu.slots=10 failed". */

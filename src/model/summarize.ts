@@ -2,9 +2,11 @@
  * Many seeds of one case -> one output row (docs/model.md section 6).
  */
 import { dollarsPerHour, gpuCount, type Goals, type Problem } from './problem.js';
-import { COMPONENT_NAMES, QUEUED_COMPONENTS, type InstanceResult } from './result.js';
+import { COMPONENT_NAMES, QUEUED_COMPONENTS, type ComponentName, type InstanceResult } from './result.js';
 import type { CaseSummary, ComponentColumn } from './summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
+import { clopperPearson } from './stats.js';
+import { intervalAlpha, ratioInterval, sideOf, verdictOf, type Side } from './verdict.js';
 
 /**
  * Slack for comparing rates against goals: a rate and a goal that are equal as decimals may
@@ -16,14 +18,13 @@ const U32_MAX = 0xffffffff;
 /**
  * Aggregates the per-seed results of one case into a {@link CaseSummary}.
  *
- * - `success` is pooled (Σ successes / Σ arrivals). Its interval `success_lo..success_hi` is a
- *   95% Student-t interval across seeds, on the per-seed success rates weighted by their
- *   arrivals (the ratio estimator's interval): with residuals e_i = a_i (p_i - p) / ā, the
- *   half-width is t(0.975, n-1) x sd(e) / sqrt(n). With equal arrivals per seed this is exactly
- *   the plain t-interval on the per-seed rates; the weighting keeps the pooled rate inside its
- *   interval when seeds differ in arrivals (Poisson traffic). Seeds with no arrivals carry no
- *   rate and are left out. With fewer than two such seeds there is no spread to measure:
- *   lo = hi = success. The interval is clamped to [0, 1].
+ * `looks` is how many times the run looks at this configuration's verdict (`--seeds auto`, 1
+ * for a fixed seed count): every interval of the row is taken at 1 - 2 x 0.05 / (looks x
+ * goals) (`interval_level`, src/model/verdict.ts).
+ *
+ * - `success` is pooled (Σ successes / Σ arrivals), with the ratio estimator's Student-t
+ *   interval across seeds (`ratioInterval`); seeds with no arrivals carry no rate and are left
+ *   out. With fewer than two such seeds there is no spread to measure: lo = hi = success.
  * - Quantiles come from the pooled histogram (the sum of the seeds'), in milliseconds; NaN when
  *   there are no successes.
  * - `p99_lo_ms`/`p99_hi_ms` are the nearest-rank 2.5% and 97.5% quantiles of the per-seed p99s
@@ -35,9 +36,14 @@ const U32_MAX = 0xffffffff;
  *   own histograms (NaN for a design without model calls).
  * - `pass_probability` is the share of all seeds (including those without arrivals, which do
  *   not pass) whose own success rate and own p99 (and TTFT and TPOT p99 where those goals are
- *   set) meet the goals; a seed without successes has no p99 and does not pass. `passes` needs
- *   the pooled values to meet every goal and `pass_probability >= confidence`. Quantiles are
- *   compared in microseconds (the bucket midpoint) against the goals.
+ *   set) meet the goals; a seed without successes has no p99 and does not pass. Its interval is
+ *   Clopper-Pearson's. Quantiles are compared in microseconds (the bucket midpoint) against the
+ *   goals.
+ * - `verdict` weighs the pass probability's interval against `confidence`, pooled success's
+ *   against its goal, and each pooled latency goal as the share of values over the goal with
+ *   its interval across seeds: PASS when every one lies on its goal's side, FAIL when one lies
+ *   wholly on the wrong side (or a seed overloaded), else UNDECIDED, naming in `undecided` the
+ *   goals still within noise. `passes` is verdict PASS.
  * - Rates per second divide by every seed's measured window. Per component: utilisation is
  *   pooled busy time over pooled capacity; waits pool the queue's calls over seeds.
  * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
@@ -52,163 +58,275 @@ export function summarize(
   results: readonly InstanceResult[],
   timeoutMicros: number,
   configuration: ConfigurationCost = NO_COST,
+  looks = 1,
 ): CaseSummary {
-  const seeds = results.length;
-  let buckets = HISTOGRAM_BUCKETS;
-  for (const r of results) buckets = Math.max(buckets, r.latency.length);
-  const hasDeadline = timeoutMicros > 0;
-  const timeoutBucket = hasDeadline ? bucketOf(Math.min(Math.round(timeoutMicros), U32_MAX)) : 0;
-  buckets = Math.max(buckets, timeoutBucket + 1);
-  const pooled = new Float64Array(buckets);
-
-  let arrivals = 0;
-  let successes = 0;
-  let rejected = 0;
-  let timedOut = 0;
-  let died = 0;
-  let overloaded = 0;
-  const overloads = new Map<string, number>();
-  let promptTokens = 0;
-  let cachedTokens = 0;
-  let busy = 0;
-  let batchArea = 0;
-  let good = 0;
-  let outputTokens = 0;
-  let measuredMicros = 0;
-  let longestQueue = 0;
-  let longestQueueAt = '';
-  const ttft = new Pooled();
-  const tpot = new Pooled();
-  // each seed's busiest replica: placement is drawn per seed, so replica indexes differ between seeds
-  let topCalls = 0;
-  let totalCalls = 0;
-  const seedP99s: number[] = [];
-  let seedsPassing = 0;
-
-  for (const r of results) {
-    arrivals += r.arrivals;
-    successes += r.successes;
-    rejected += r.rejected;
-    timedOut += r.timedOut;
-    died += r.died;
-    overloaded += r.overloaded;
-    if (r.overload !== '') overloads.set(r.overload, (overloads.get(r.overload) ?? 0) + 1);
-    promptTokens += r.promptTokens;
-    cachedTokens += r.cachedTokens;
-    busy += r.busyMicros;
-    batchArea += r.batchArea;
-    good += r.good;
-    outputTokens += r.outputTokens;
-    measuredMicros += r.measuredMicros;
-    if (r.longestQueue > longestQueue) {
-      longestQueue = r.longestQueue;
-      longestQueueAt = r.longestQueueAt;
-    }
-    const seedTtft = ttft.add(r.ttft);
-    const seedTpot = tpot.add(r.tpot);
-    for (let i = 0; i < r.latency.length; i++) pooled[i]! += r.latency[i]!;
-    let top = 0;
-    for (const c of r.callsPerReplica) {
-      totalCalls += c;
-      top = Math.max(top, c);
-    }
-    topCalls += top;
-
-    const p99 = quantile(r.latency, 0.99);
-    if (!Number.isNaN(p99)) seedP99s.push(p99);
-    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, seedTtft, seedTpot, goals)) seedsPassing++;
-  }
-
-  const success = arrivals > 0 ? successes / arrivals : Number.NaN;
-  const [successLo, successHi] = successInterval(results, success);
-
-  const p50 = quantile(pooled, 0.5);
-  const p90 = quantile(pooled, 0.9);
-  const p99 = quantile(pooled, 0.99);
-
-  seedP99s.sort((a, b) => a - b);
-  const p99Lo = nearestRank(seedP99s, 0.025);
-  const p99Hi = nearestRank(seedP99s, 0.975);
-
-  const failures = Math.max(0, arrivals - successes);
-  let p99All: number;
-  if (hasDeadline) {
-    pooled[timeoutBucket]! += failures;
-    p99All = quantile(pooled, 0.99);
-  } else {
-    // failures sit above every success: the rank falls among the successes or among them
-    const total = successes + failures;
-    const rank = Math.max(1, Math.ceil(0.99 * total));
-    p99All = total === 0 ? Number.NaN : rank <= successes ? quantileAtRank(pooled, rank) : Infinity;
-  }
-
-  const passProbability = seeds > 0 ? seedsPassing / seeds : Number.NaN;
-  let overloadedSeeds = 0;
-  for (const k of overloads.values()) overloadedSeeds += k;
-  const ttftP99 = ttft.quantile(0.99);
-  const tpotP99 = tpot.quantile(0.99);
-  const passes = overloadedSeeds === 0 && meetsGoals(success, p99, ttftP99, tpotP99, goals) &&
-    passProbability >= confidence - RATE_EPSILON;
-  const hasCalls = results.some((r) => r.components.gpu !== undefined);
-  const gpuReplicas = results[0]?.callsPerReplica.length ?? 0;
-  const perSecond = (n: number): number => (measuredMicros > 0 ? (n * 1e6) / measuredMicros : Number.NaN);
-
-  return {
-    case: caseName,
-    seeds,
-    requests: arrivals,
-    success,
-    success_lo: successLo,
-    success_hi: successHi,
-    p50_ms: p50 / 1000,
-    p90_ms: p90 / 1000,
-    p99_ms: p99 / 1000,
-    p99_lo_ms: p99Lo / 1000,
-    p99_hi_ms: p99Hi / 1000,
-    p99_all_ms: p99All / 1000,
-    ttft_p50_ms: ttft.quantile(0.5) / 1000,
-    ttft_p90_ms: ttft.quantile(0.9) / 1000,
-    ttft_p99_ms: ttftP99 / 1000,
-    ttft_p99_lo_ms: ttft.seedP99(0.025) / 1000,
-    ttft_p99_hi_ms: ttft.seedP99(0.975) / 1000,
-    tpot_p50_ms: tpot.quantile(0.5) / 1000,
-    tpot_p90_ms: tpot.quantile(0.9) / 1000,
-    tpot_p99_ms: tpotP99 / 1000,
-    tpot_p99_lo_ms: tpot.seedP99(0.025) / 1000,
-    tpot_p99_hi_ms: tpot.seedP99(0.975) / 1000,
-    pass_probability: passProbability,
-    passes,
-    output_tokens_per_s: hasCalls ? perSecond(outputTokens) : Number.NaN,
-    output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
-    goodput_per_s: perSecond(good),
-    kv_hit_rate: ratio(cachedTokens, promptTokens),
-    mean_batch: ratio(batchArea, busy),
-    rejected,
-    timed_out: timedOut,
-    died,
-    overloaded,
-    top_replica_share: ratio(topCalls, totalCalls),
-    longest_queue: longestQueue,
-    longest_queue_at: longestQueueAt,
-    gpus: configuration.gpus,
-    dollars_per_hour: configuration.dollarsPerHour,
-    ...componentColumns(results),
-    overloaded_seeds: overloadedSeeds,
-    overload_reason: overloadReason(overloads, seeds),
-  };
+  const seeds = new CaseSeeds(goals);
+  for (const r of results) seeds.add(r);
+  return seeds.summary(caseName, confidence, timeoutMicros, configuration, looks);
 }
 
-/** What the configuration's GPUs are and cost an hour; NaN where unknown. */
+/**
+ * A case's seeds as they come, kept as what {@link summarize} needs: sums, pooled histograms and
+ * a few numbers a seed, never the seeds' records, so a configuration that takes thousands of
+ * seeds (`--seeds auto`) holds kilobytes.
+ */
+export class CaseSeeds {
+  private seeds = 0;
+  private pooled: Float64Array = new Float64Array(HISTOGRAM_BUCKETS);
+  private arrivals = 0;
+  private successes = 0;
+  private rejected = 0;
+  private timedOut = 0;
+  private died = 0;
+  private overloaded = 0;
+  private readonly overloads = new Map<string, number>();
+  private promptTokens = 0;
+  private cachedTokens = 0;
+  private busy = 0;
+  private batchArea = 0;
+  private good = 0;
+  private outputTokens = 0;
+  private measuredMicros = 0;
+  private longestQueue = 0;
+  private longestQueueAt = '';
+  private readonly ttft = new Pooled();
+  private readonly tpot = new Pooled();
+  // each seed's busiest replica: placement is drawn per seed, so replica indexes differ between seeds
+  private topCalls = 0;
+  private totalCalls = 0;
+  private gpuReplicas = 0;
+  private hasCalls = false;
+  private readonly seedP99s: number[] = [];
+  private seedsPassing = 0;
+  // per seed, for the pooled goals' intervals: successes over arrivals, and each latency
+  // goal's share of values over it
+  private readonly seedArrivals: number[] = [];
+  private readonly seedSuccesses: number[] = [];
+  private readonly latencyOver: OverGoal;
+  private readonly ttftOver: OverGoal;
+  private readonly tpotOver: OverGoal;
+  private readonly loads = new Map<ComponentName, { busy: number; capacity: number; rejected: number; timedOut: number }>();
+  private readonly queues = new Map<ComponentName, { waits: Pooled; reached: number; waited: number; waitSum: number }>();
+
+  constructor(private readonly goals: Goals) {
+    this.latencyOver = new OverGoal(goals.p99);
+    this.ttftOver = new OverGoal(goals.ttftP99);
+    this.tpotOver = new OverGoal(goals.tpotP99);
+  }
+
+  /** Seeds added so far. */
+  get count(): number {
+    return this.seeds;
+  }
+
+  add(r: InstanceResult): void {
+    this.seeds++;
+    this.arrivals += r.arrivals;
+    this.successes += r.successes;
+    this.rejected += r.rejected;
+    this.timedOut += r.timedOut;
+    this.died += r.died;
+    this.overloaded += r.overloaded;
+    if (r.overload !== '') this.overloads.set(r.overload, (this.overloads.get(r.overload) ?? 0) + 1);
+    this.promptTokens += r.promptTokens;
+    this.cachedTokens += r.cachedTokens;
+    this.busy += r.busyMicros;
+    this.batchArea += r.batchArea;
+    this.good += r.good;
+    this.outputTokens += r.outputTokens;
+    this.measuredMicros += r.measuredMicros;
+    if (r.longestQueue > this.longestQueue) {
+      this.longestQueue = r.longestQueue;
+      this.longestQueueAt = r.longestQueueAt;
+    }
+    const seedTtft = this.ttft.add(r.ttft);
+    const seedTpot = this.tpot.add(r.tpot);
+    if (this.pooled.length < r.latency.length) this.pooled = grown(this.pooled, r.latency.length);
+    for (let i = 0; i < r.latency.length; i++) this.pooled[i]! += r.latency[i]!;
+    let top = 0;
+    for (const c of r.callsPerReplica) {
+      this.totalCalls += c;
+      top = Math.max(top, c);
+    }
+    this.topCalls += top;
+    if (this.seeds === 1) this.gpuReplicas = r.callsPerReplica.length;
+    this.hasCalls ||= r.components.gpu !== undefined;
+    this.addComponents(r);
+
+    this.seedArrivals.push(r.arrivals);
+    this.seedSuccesses.push(r.successes);
+    this.latencyOver.add(r.latency);
+    this.ttftOver.add(r.ttft);
+    this.tpotOver.add(r.tpot);
+    const p99 = quantile(r.latency, 0.99);
+    if (!Number.isNaN(p99)) this.seedP99s.push(p99);
+    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, seedTtft, seedTpot, this.goals)) this.seedsPassing++;
+  }
+
+  private addComponents(r: InstanceResult): void {
+    for (const c of COMPONENT_NAMES) {
+      const load = r.components[c];
+      if (load === undefined) continue;
+      const sum = this.loads.get(c) ?? { busy: 0, capacity: 0, rejected: 0, timedOut: 0 };
+      sum.busy += load.busyMicros;
+      sum.capacity += load.capacityMicros;
+      sum.rejected += load.rejected;
+      sum.timedOut += load.timedOut;
+      this.loads.set(c, sum);
+      const q = load.queue;
+      if (q === null) continue;
+      const queue = this.queues.get(c) ?? { waits: new Pooled(), reached: 0, waited: 0, waitSum: 0 };
+      queue.waits.add(q.waits);
+      queue.reached += q.reached;
+      queue.waited += q.waited;
+      queue.waitSum += q.waitSum;
+      this.queues.set(c, queue);
+    }
+  }
+
+  /** The row of the seeds so far; `looks` as {@link summarize} takes it. */
+  summary(caseName: string, confidence: number, timeoutMicros: number, configuration: ConfigurationCost = NO_COST, looks = 1): CaseSummary {
+    const { goals, seeds, arrivals, successes } = this;
+    // the verdict weighs the pass probability, success, p99, and TTFT and TPOT p99 where set
+    const alpha = intervalAlpha(looks, 3 + Number(goals.ttftP99 !== null) + Number(goals.tpotP99 !== null));
+    const hasDeadline = timeoutMicros > 0;
+    const timeoutBucket = hasDeadline ? bucketOf(Math.min(Math.round(timeoutMicros), U32_MAX)) : 0;
+    const pooled = grown(this.pooled, Math.max(this.pooled.length, timeoutBucket + 1));
+
+    const success = arrivals > 0 ? successes / arrivals : Number.NaN;
+    const successInterval = ratioInterval(this.seedSuccesses, this.seedArrivals, alpha);
+
+    const p50 = quantile(pooled, 0.5);
+    const p90 = quantile(pooled, 0.9);
+    const p99 = quantile(pooled, 0.99);
+
+    const seedP99s = [...this.seedP99s].sort((a, b) => a - b);
+    const p99Lo = nearestRank(seedP99s, 0.025);
+    const p99Hi = nearestRank(seedP99s, 0.975);
+
+    const failures = Math.max(0, arrivals - successes);
+    let p99All: number;
+    if (hasDeadline) {
+      pooled[timeoutBucket]! += failures;
+      p99All = quantile(pooled, 0.99);
+    } else {
+      // failures sit above every success: the rank falls among the successes or among them
+      const total = successes + failures;
+      const rank = Math.max(1, Math.ceil(0.99 * total));
+      p99All = total === 0 ? Number.NaN : rank <= successes ? quantileAtRank(pooled, rank) : Infinity;
+    }
+
+    const { ttft, tpot, overloads, hasCalls, gpuReplicas } = this;
+    const passProbability = seeds > 0 ? this.seedsPassing / seeds : Number.NaN;
+    let overloadedSeeds = 0;
+    for (const k of overloads.values()) overloadedSeeds += k;
+    const ttftP99 = ttft.quantile(0.99);
+    const tpotP99 = tpot.quantile(0.99);
+    const [passLo, passHi] = clopperPearson(this.seedsPassing, seeds, alpha);
+    const sides: Record<Criterion, Side | null> = {
+      pass_probability: seeds === 0 ? 'misses' : sideOf(passLo, passHi, confidence, 'atLeast', RATE_EPSILON),
+      success: ratioSide(successInterval, success >= goals.success - RATE_EPSILON, goals.success, 'atLeast'),
+      p99: this.latencyOver.side(p99 <= goals.p99, alpha),
+      ttft_p99: this.ttftOver.side(ttftP99 <= (goals.ttftP99 ?? Infinity), alpha),
+      tpot_p99: this.tpotOver.side(tpotP99 <= (goals.tpotP99 ?? Infinity), alpha),
+    };
+    const criteria = (Object.keys(sides) as Criterion[]).filter((c) => sides[c] !== null);
+    const verdict = verdictOf(criteria.map((c) => sides[c]!), overloadedSeeds > 0);
+    const undecided = verdict === 'UNDECIDED' ? criteria.filter((c) => sides[c] === 'straddles') : [];
+    const { measuredMicros, outputTokens, batchArea, busy, good, cachedTokens, promptTokens } = this;
+    const { rejected, timedOut, died, overloaded, topCalls, totalCalls, longestQueue, longestQueueAt } = this;
+    const perSecond = (n: number): number => (measuredMicros > 0 ? (n * 1e6) / measuredMicros : Number.NaN);
+
+    return {
+      case: caseName,
+      seeds,
+      requests: arrivals,
+      success,
+      success_lo: successInterval.lo,
+      success_hi: successInterval.hi,
+      p50_ms: p50 / 1000,
+      p90_ms: p90 / 1000,
+      p99_ms: p99 / 1000,
+      p99_lo_ms: p99Lo / 1000,
+      p99_hi_ms: p99Hi / 1000,
+      p99_all_ms: p99All / 1000,
+      ttft_p50_ms: ttft.quantile(0.5) / 1000,
+      ttft_p90_ms: ttft.quantile(0.9) / 1000,
+      ttft_p99_ms: ttftP99 / 1000,
+      ttft_p99_lo_ms: ttft.seedP99(0.025) / 1000,
+      ttft_p99_hi_ms: ttft.seedP99(0.975) / 1000,
+      tpot_p50_ms: tpot.quantile(0.5) / 1000,
+      tpot_p90_ms: tpot.quantile(0.9) / 1000,
+      tpot_p99_ms: tpotP99 / 1000,
+      tpot_p99_lo_ms: tpot.seedP99(0.025) / 1000,
+      tpot_p99_hi_ms: tpot.seedP99(0.975) / 1000,
+      pass_probability: passProbability,
+      pass_probability_lo: passLo,
+      pass_probability_hi: passHi,
+      interval_level: 1 - alpha,
+      verdict,
+      undecided: undecided.join(','),
+      passes: verdict === 'PASS',
+      output_tokens_per_s: hasCalls ? perSecond(outputTokens) : Number.NaN,
+      output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
+      goodput_per_s: perSecond(good),
+      kv_hit_rate: ratio(cachedTokens, promptTokens),
+      mean_batch: ratio(batchArea, busy),
+      batch_occupancy: hasCalls ? ratio(batchArea, busy) / configuration.gpuSlots : Number.NaN,
+      rejected,
+      timed_out: timedOut,
+      died,
+      overloaded,
+      top_replica_share: ratio(topCalls, totalCalls),
+      longest_queue: longestQueue,
+      longest_queue_at: longestQueueAt,
+      gpus: configuration.gpus,
+      gpu_replicas: gpuReplicas > 0 ? gpuReplicas : Number.NaN,
+      dollars_per_hour: configuration.dollarsPerHour,
+      ...this.componentColumns(),
+      overloaded_seeds: overloadedSeeds,
+      overload_reason: overloadReason(overloads, seeds),
+    };
+  }
+
+  /** The per-component columns; NaN for a component the design lacks. */
+  private componentColumns(): Record<ComponentColumn, number> {
+    const out = {} as Record<ComponentColumn, number>;
+    for (const c of COMPONENT_NAMES) {
+      const load = this.loads.get(c);
+      out[`${c}_utilization`] = load === undefined ? Number.NaN : ratio(load.busy, load.capacity);
+      out[`${c}_rejected`] = load?.rejected ?? Number.NaN;
+      out[`${c}_timed_out`] = load?.timedOut ?? Number.NaN;
+    }
+    for (const c of QUEUED_COMPONENTS) {
+      const queue = this.queues.get(c);
+      out[`${c}_wait_mean_ms`] = queue === undefined ? Number.NaN : ratio(queue.waitSum, queue.reached) / 1000;
+      out[`${c}_wait_p99_ms`] = queue === undefined ? Number.NaN : queue.waits.quantile(0.99) / 1000;
+      out[`${c}_wait_probability`] = queue === undefined ? Number.NaN : ratio(queue.waited, queue.reached);
+    }
+    return out;
+  }
+}
+
+/** `counts` copied into an array of `length` (at least its own). */
+function grown(counts: Float64Array, length: number): Float64Array {
+  const out = new Float64Array(Math.max(length, counts.length));
+  out.set(counts);
+  return out;
+}
+
+/** What the configuration's GPUs are, cost an hour, and how many sequences a replica batches; NaN where unknown. */
 export interface ConfigurationCost {
   readonly gpus: number;
   readonly dollarsPerHour: number;
+  readonly gpuSlots: number;
 }
 
-const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN };
+const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN, gpuSlots: Number.NaN };
 
-/** A problem's GPUs and their price, for its rows. */
+/** A problem's GPUs, their price and batch size, for its rows. */
 export function configurationCost(problem: Problem): ConfigurationCost {
-  return { gpus: gpuCount(problem) ?? Number.NaN, dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN };
+  return { gpus: gpuCount(problem) ?? Number.NaN, dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN, gpuSlots: problem.gpu?.slots ?? Number.NaN };
 }
 
 /** "overloaded: queue at server passed its capacity (272 jobs) in 64 of 64 seeds", most seeds first. */
@@ -223,6 +341,60 @@ function meetsGoals(success: number, p99Micros: number, ttftP99: number, tpotP99
   return success >= goals.success - RATE_EPSILON && p99Micros <= goals.p99 &&
     (goals.ttftP99 === null || ttftP99 <= goals.ttftP99) && (goals.tpotP99 === null || tpotP99 <= goals.tpotP99);
 }
+
+/** What a case's verdict weighs: the pass probability and each pooled goal set. */
+type Criterion = 'pass_probability' | 'success' | 'p99' | 'ttft_p99' | 'tpot_p99';
+
+/**
+ * A pooled ratio's side of its goal. Its interval decides, but never against the point
+ * estimate (an interval clamped or rounded at the edge), and with fewer than two seeds there
+ * is no spread to decide on: it straddles unless nothing was measured at all (a miss).
+ */
+function ratioSide(
+  interval: { readonly ratio: number; readonly lo: number; readonly hi: number; readonly seeds: number },
+  pointMeets: boolean,
+  goal: number,
+  direction: 'atLeast' | 'atMost',
+): Side {
+  if (Number.isNaN(interval.ratio)) return 'misses';
+  if (interval.seeds < 2) return 'straddles';
+  const side = sideOf(interval.lo, interval.hi, goal, direction, RATE_EPSILON);
+  if ((side === 'meets' && !pointMeets) || (side === 'misses' && pointMeets)) return 'straddles';
+  return side;
+}
+
+/**
+ * A latency goal "p99 <= goal" as a share: the pooled p99 meets it when at most 1% of the
+ * pooled values lie over it (buckets whose midpoint is over the goal, as `quantile()`
+ * compares), so the goal's interval is that of the share of values over it across seeds.
+ */
+class OverGoal {
+  private readonly over: number[] = [];
+  private readonly counted: number[] = [];
+
+  constructor(private readonly goal: number | null) {}
+
+  add(histogram: ArrayLike<number>): void {
+    if (this.goal === null) return;
+    let over = 0;
+    let total = 0;
+    for (let i = 0; i < histogram.length; i++) {
+      total += histogram[i]!;
+      if (bucketMid(i) > this.goal) over += histogram[i]!;
+    }
+    this.over.push(over);
+    this.counted.push(total);
+  }
+
+  /** The goal's side, or null when the goal is not set. */
+  side(pointMeets: boolean, alpha: number): Side | null {
+    if (this.goal === null) return null;
+    return ratioSide(ratioInterval(this.over, this.counted, alpha), pointMeets, TAIL_SHARE, 'atMost');
+  }
+}
+
+/** p99: the share of values a 99th percentile leaves above it. */
+const TAIL_SHARE = 0.01;
 
 /** A per-call time (TTFT, TPOT) pooled over seeds: the sum of their histograms, and each seed's p99. */
 class Pooled {
@@ -261,30 +433,6 @@ class Pooled {
   }
 }
 
-/** The per-component columns; NaN for a component the design lacks. */
-function componentColumns(results: readonly InstanceResult[]): Record<ComponentColumn, number> {
-  const out = {} as Record<ComponentColumn, number>;
-  for (const c of COMPONENT_NAMES) {
-    const loads = results.flatMap((r) => r.components[c] ?? []);
-    const has = loads.length > 0;
-    const total = (f: (l: (typeof loads)[number]) => number): number => loads.reduce((s, l) => s + f(l), 0);
-    out[`${c}_utilization`] = has ? ratio(total((l) => l.busyMicros), total((l) => l.capacityMicros)) : Number.NaN;
-    out[`${c}_rejected`] = has ? total((l) => l.rejected) : Number.NaN;
-    out[`${c}_timed_out`] = has ? total((l) => l.timedOut) : Number.NaN;
-  }
-  for (const c of QUEUED_COMPONENTS) {
-    const queues = results.flatMap((r) => r.components[c]?.queue ?? []);
-    const waits = new Pooled();
-    for (const q of queues) waits.add(q.waits);
-    const reached = queues.reduce((s, q) => s + q.reached, 0);
-    const has = queues.length > 0;
-    out[`${c}_wait_mean_ms`] = has ? ratio(queues.reduce((s, q) => s + q.waitSum, 0), reached) / 1000 : Number.NaN;
-    out[`${c}_wait_p99_ms`] = has ? waits.quantile(0.99) / 1000 : Number.NaN;
-    out[`${c}_wait_probability`] = has ? ratio(queues.reduce((s, q) => s + q.waited, 0), reached) : Number.NaN;
-  }
-  return out;
-}
-
 /** 0 rather than NaN: these are "none of it" when nothing happened (no tokens, no calls). */
 function ratio(num: number, den: number): number {
   return den > 0 ? num / den : 0;
@@ -305,105 +453,4 @@ function quantileAtRank(counts: ArrayLike<number>, rank: number): number {
     if (seen >= rank) return bucketMid(i);
   }
   return Number.NaN;
-}
-
-function successInterval(
-  results: readonly InstanceResult[],
-  success: number,
-): [number, number] {
-  const counted = results.filter((r) => r.arrivals > 0);
-  const n = counted.length;
-  if (n < 2 || Number.isNaN(success)) return [success, success];
-  let meanArrivals = 0;
-  for (const r of counted) meanArrivals += r.arrivals;
-  meanArrivals /= n;
-  let sumSq = 0;
-  for (const r of counted) {
-    const e = (r.successes - success * r.arrivals) / meanArrivals;
-    sumSq += e * e;
-  }
-  const halfWidth = studentT975(n - 1) * Math.sqrt(sumSq / (n - 1) / n);
-  return [Math.max(0, success - halfWidth), Math.min(1, success + halfWidth)];
-}
-
-/**
- * The 97.5% quantile of Student's t with `df` degrees of freedom (the two-sided 95%
- * critical value), by bisection on the exact CDF.
- */
-export function studentT975(df: number): number {
-  const known = tCache.get(df);
-  if (known !== undefined) return known;
-  // two-sided tail P(|T| > t) = I_{df/(df+t^2)}(df/2, 1/2)
-  const tail = (t: number): number => incompleteBeta(df / (df + t * t), df / 2, 0.5);
-  let lo = 0;
-  let hi = 1;
-  while (tail(hi) > 0.05) hi *= 2;
-  for (let i = 0; i < 100; i++) {
-    const mid = (lo + hi) / 2;
-    if (tail(mid) > 0.05) lo = mid;
-    else hi = mid;
-  }
-  const t = (lo + hi) / 2;
-  tCache.set(df, t);
-  return t;
-}
-
-/** Sweeps summarize thousands of cases with the same seed count. */
-const tCache = new Map<number, number>();
-
-/** Regularized incomplete beta I_x(a, b) (Numerical Recipes' continued fraction). */
-function incompleteBeta(x: number, a: number, b: number): number {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const front = Math.exp(
-    logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x),
-  );
-  // the fraction converges fast only on this side of the mean
-  if (x < (a + 1) / (a + b + 2)) return (front * betaFraction(x, a, b)) / a;
-  return 1 - (front * betaFraction(1 - x, b, a)) / b;
-}
-
-function betaFraction(x: number, a: number, b: number): number {
-  const tiny = 1e-300;
-  let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  let h = d;
-  for (let m = 1; m <= 300; m++) {
-    const m2 = 2 * m;
-    let aa = (m * (b - m) * x) / ((a - 1 + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + 1 + m2));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const delta = d * c;
-    h *= delta;
-    if (Math.abs(delta - 1) < 1e-15) break;
-  }
-  return h;
-}
-
-/** ln Γ(x) for x > 0 (Lanczos, g = 7). */
-function logGamma(x: number): number {
-  const g = 7;
-  const coef = [
-    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-    -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-    1.5056327351493116e-7,
-  ];
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
-  const y = x - 1;
-  let s = coef[0]!;
-  for (let i = 1; i < g + 2; i++) s += coef[i]! / (y + i);
-  const t = y + g + 0.5;
-  return 0.5 * Math.log(2 * Math.PI) + (y + 0.5) * Math.log(t) - t + Math.log(s);
 }

@@ -6,6 +6,7 @@
  * the design lacks) is NaN here: null in JSON, Arrow and Parquet, empty in CSV.
  */
 import { COMPONENT_NAMES, QUEUED_COMPONENTS, type ComponentName } from './result.js';
+import type { Verdict } from './verdict.js';
 
 type QueuedComponent = (typeof QUEUED_COMPONENTS)[number];
 
@@ -26,8 +27,8 @@ const HEAD = {
   seeds: count('instances simulated, each with its own seed'),
   requests: count('counted arrivals (requests, tasks or jobs) over all seeds'),
   success: number('pooled success rate: successes / arrivals'),
-  success_lo: number('95% interval of the success rate across seeds: low end'),
-  success_hi: number('95% interval of the success rate across seeds: high end'),
+  success_lo: number('interval of the pooled success rate across seeds (at interval_level): low end'),
+  success_hi: number('interval of the pooled success rate across seeds: high end'),
   p50_ms: number('median end-to-end latency of successes (pooled histogram)'),
   p90_ms: number('90th percentile end-to-end latency of successes'),
   p99_ms: number('99th percentile end-to-end latency of successes'),
@@ -45,12 +46,18 @@ const HEAD = {
   tpot_p99_lo_ms: number("2.5% quantile of the seeds' own TPOT p99"),
   tpot_p99_hi_ms: number("97.5% quantile of the seeds' own TPOT p99"),
   pass_probability: number('share of seeds that meet every goal on their own'),
-  passes: { kind: 'boolean', meaning: 'pooled values meet every goal, pass_probability reaches the confidence, and no seed was overloaded' },
+  pass_probability_lo: number('Clopper-Pearson interval of pass_probability (at interval_level): low end'),
+  pass_probability_hi: number('Clopper-Pearson interval of pass_probability: high end'),
+  interval_level: number("two-sided confidence of this row's intervals: 1 - 2 x 0.05 / (looks x goals), so that the verdict is wrong with probability at most 5% over the goals (3 to 5) and the looks of --seeds auto (1 with a fixed seed count)"),
+  verdict: { kind: 'text', meaning: "PASS when every goal's interval lies on its side (pass_probability_lo reaches the confidence, pooled success and p99, TTFT and TPOT p99 meet their goals), FAIL when one lies wholly on the wrong side or a seed overloaded, else UNDECIDED" },
+  undecided: { kind: 'text', meaning: "the goals still within seed noise when UNDECIDED (pass_probability, success, p99, ttft_p99, tpot_p99), comma-separated; '' otherwise" },
+  passes: { kind: 'boolean', meaning: 'verdict is PASS' },
   output_tokens_per_s: number('output tokens of finished model calls per second of measured window'),
   output_tokens_per_s_per_replica: number('output_tokens_per_s per GPU replica'),
   goodput_per_s: number('arrivals per second of measured window that succeeded and met every goal on their own (latency, and TTFT and TPOT of each call)'),
   kv_hit_rate: number('cached prompt tokens / prompt tokens of counted model calls'),
   mean_batch: number('mean running sequences of a GPU replica while it iterates (the plain server: 1)'),
+  batch_occupancy: number("mean_batch / gpu.slots: how full a replica's batch is while it iterates, the GPU's saturation under continuous batching (gpu_utilization is near 1 whenever any sequence runs)"),
   rejected: count('arrivals refused at once, at any component'),
   timed_out: count('arrivals not done by their deadline'),
   died: count('arrivals whose replica died under them with no retry left'),
@@ -59,6 +66,7 @@ const HEAD = {
   longest_queue: count("longest queue seen: one GPU replica's, the tools', or the server's"),
   longest_queue_at: { kind: 'text', meaning: "the component of longest_queue ('' when no queue formed)" },
   gpus: count('GPUs the configuration uses: GPU replicas x the profile\'s tensor-parallel degree'),
+  gpu_replicas: count('GPU replicas of the configuration (null without GPUs): top_replica_share against 1 / gpu_replicas shows imbalance'),
   dollars_per_hour: number('what those GPUs cost an hour: gpus x gpu.pricePerHour (null without a price)'),
 } as const satisfies Record<string, Column>;
 
@@ -89,7 +97,7 @@ type ValueOf<C extends Column> = C['kind'] extends 'text' ? string : C['kind'] e
 /** One output row. */
 export type CaseSummary = { readonly [K in keyof typeof HEAD]: ValueOf<(typeof HEAD)[K]> } &
   { readonly [K in keyof typeof TAIL]: ValueOf<(typeof TAIL)[K]> } &
-  Readonly<Record<ComponentColumn, number>>;
+  Readonly<Record<ComponentColumn, number>> & { readonly verdict: Verdict };
 
 function componentColumns(): [ComponentColumn, Column][] {
   return COMPONENT_NAMES.flatMap((c) => {
@@ -118,14 +126,18 @@ const ofKind = (kind: ColumnKind): ReadonlySet<keyof CaseSummary> =>
 /** Columns that count (seeds, requests, failures, queue lengths): integers in Arrow and Parquet. */
 export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('count');
 
-/** Text columns: `case` (a dictionary in Arrow), `longest_queue_at`, `overload_reason`. */
+/** Text columns: `case` (a dictionary in Arrow), `verdict`, `undecided`, `longest_queue_at`, `overload_reason`. */
 export const TEXT_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('text');
 
-/** The component with the highest utilisation in a row, and that utilisation; null if none has one. */
+/**
+ * The most loaded component of a row, and its load: utilisation, but for the GPU its batch
+ * occupancy, since under continuous batching a replica iterates (is "utilised") whenever any
+ * sequence runs; null if none has a load.
+ */
 export function busiestComponent(row: CaseSummary): { readonly component: ComponentName; readonly utilization: number } | null {
   let best: { component: ComponentName; utilization: number } | null = null;
   for (const c of COMPONENT_NAMES) {
-    const u = row[`${c}_utilization`];
+    const u = c === 'gpu' && Number.isFinite(row.batch_occupancy) ? row.batch_occupancy : row[`${c}_utilization`];
     if (Number.isFinite(u) && (best === null || u > best.utilization)) best = { component: c, utilization: u };
   }
   return best;

@@ -33,6 +33,7 @@ export interface ChunkData {
   readonly confidence: number;
   readonly cases: readonly string[];
   readonly seeds: number;
+  readonly maxSeeds: number;
   readonly baseSeed: number;
   readonly points: readonly { readonly index: number; readonly sets: readonly string[] }[];
 }
@@ -92,6 +93,7 @@ export function chunkData(job: string, sweep: Sweep, chunk: number, indexes: rea
     confidence: sweep.confidence,
     cases: sweep.caseNames,
     seeds: sweep.seeds,
+    maxSeeds: sweep.maxSeeds,
     baseSeed: sweep.baseSeed,
     points: indexes.map((i) => ({ index: i, sets: sweep.points[i]!.sets })),
   };
@@ -132,6 +134,7 @@ export function sweepToFile(sweep: Sweep): SweepFile {
     grid: Object.fromEntries(sweep.axes.map((a) => [a.path, [...a.values]])),
     cases: [...sweep.caseNames],
     seeds: sweep.seeds,
+    maxSeeds: sweep.maxSeeds,
     seed: sweep.baseSeed,
     confidence: sweep.confidence,
     engine: sweep.engine,

@@ -110,6 +110,7 @@ class Assembly {
         // every chunk's, as they come back
         batches: this.batches,
         seeds: sweep.seeds,
+        maxSeeds: sweep.maxSeeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: result.meta.servesimVersion,
         createdAt: new Date().toISOString(),
@@ -163,6 +164,7 @@ class Assembly {
         adapter: null,
         batches: this.batches,
         seeds: sweep.seeds,
+        maxSeeds: sweep.maxSeeds,
         baseSeed: sweep.baseSeed,
         servesimVersion: null,
         createdAt: new Date().toISOString(),

@@ -137,7 +137,7 @@ export class ChunkWorker {
             const parsed = problemFromObject(data.problem, point.sets, data.source);
             return parsed.confidence === data.confidence ? parsed : { ...parsed, confidence: data.confidence };
           },
-          { caseNames: data.cases, seeds: data.seeds, baseSeed: data.baseSeed, engine: this.options.engine },
+          { caseNames: data.cases, seeds: data.seeds, maxSeeds: data.maxSeeds, baseSeed: data.baseSeed, engine: this.options.engine },
           {
             signal: controller.signal,
             onPoint: (point, rows) => void points.push({ index: point.index, rows: rows.map(encodeSummary) }),

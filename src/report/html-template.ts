@@ -2,6 +2,7 @@
  * The browser half of the sweep report (src/report/html.ts writes the page): its style sheet
  * and the script that draws the charts with Observable Plot from the embedded JSON. The script
  * is plain ES2020 for the browser, kept free of backticks and `${` so it can live in a string.
+ * REPORT_HELPERS, its pure functions (no DOM, no data), open it; the tests run them alone.
  */
 
 export const REPORT_CSS = `
@@ -36,6 +37,7 @@ nav#controls select { font: inherit; padding: 2px 4px; }
 .badge { font-size: 12px; font-weight: 600; border-radius: 10px; padding: 1px 9px; }
 .badge.pass { background: #e3f4e8; color: var(--pass); }
 .badge.fail { background: #fbe5e3; color: var(--fail); }
+.badge.undecided { background: #fff3d6; color: #8a5a00; }
 .badge.none { background: #eceff1; color: var(--muted); }
 .charts { display: flex; flex-wrap: wrap; gap: 20px 24px; align-items: flex-start; }
 figure.chart { margin: 0; }
@@ -47,9 +49,46 @@ figure.chart figure { margin: 0; }
 footer { color: var(--muted); font-size: 12px; padding-bottom: 24px; }
 `;
 
+/**
+ * The script's pure functions, over rows and points as the page's JSON has them (ReportRow,
+ * ReportPoint in html.ts): `new Function(REPORT_HELPERS + 'return countText;')()` runs one alone.
+ */
+export const REPORT_HELPERS = `
+  function num(v, digits) { return String(parseFloat(v.toPrecision(digits))); }
+  // How many of these rows or points pass, are undecided and fail.
+  function verdictCounts(rows) {
+    var counts = { pass: 0, undecided: 0, fail: 0, total: rows.length };
+    rows.forEach(function (r) {
+      if (r.verdict === 'PASS') counts.pass++;
+      else if (r.verdict === 'UNDECIDED') counts.undecided++;
+      else counts.fail++;
+    });
+    return counts;
+  }
+  // "4 of 6 pass", and ", 1 undecided" when any is.
+  function countText(counts) {
+    return counts.pass + ' of ' + counts.total + ' pass' + (counts.undecided > 0 ? ', ' + counts.undecided + ' undecided' : '');
+  }
+  // "passes at 4 of 6 points shown", and ", 1 undecided" when any is.
+  function badgeText(counts) {
+    return 'passes at ' + counts.pass + ' of ' + counts.total + ' points shown' + (counts.undecided > 0 ? ', ' + counts.undecided + ' undecided' : '');
+  }
+  // What a cell's title adds about its verdict: " (passes)", " (undecided: success,p99)" or nothing.
+  function verdictNote(r) {
+    if (r.verdict === 'PASS') return ' (passes)';
+    if (r.verdict === 'UNDECIDED') return ' (undecided' + (r.undecided ? ': ' + r.undecided : '') + ')';
+    return '';
+  }
+  // "0.91 (0.81-0.96)": a value with its interval when it has one; format writes each number.
+  function withInterval(text, lo, hi, format) {
+    return lo == null || hi == null ? text : text + ' (' + format(lo) + '-' + format(hi) + ')';
+  }
+`;
+
 export const REPORT_SCRIPT = `
 (function () {
   'use strict';
+` + REPORT_HELPERS + `
   var data = JSON.parse(document.getElementById('servesim-data').textContent);
   var axes = data.axes, cases = data.cases, meta = data.meta, goals = meta.goals, metrics = data.metrics;
   var root = document.getElementById('cases');
@@ -74,7 +113,6 @@ export const REPORT_SCRIPT = `
     if (text != null) node.textContent = text;
     return node;
   }
-  function num(v, digits) { return String(parseFloat(v.toPrecision(digits))); }
   function percent(v) { return num(v * 100, 4) + '%'; }
   function seconds(v) { return num(v, 3) + ' s'; }
   function label(i, k) { return String(axes[i].values[k]); }
@@ -108,10 +146,9 @@ export const REPORT_SCRIPT = `
     return wrap;
   }
 
-  // "4 of 6 pass": how many shown points pass every case where path i takes its k-th value.
+  // "4 of 6 pass, 1 undecided": how many shown points pass every case where path i takes its k-th value.
   function passCount(i, k) {
-    var shown = data.points.filter(function (p) { return p.point[i] === k && inSlice(p, i); });
-    return shown.filter(function (p) { return p.passes; }).length + ' of ' + shown.length + ' pass';
+    return countText(verdictCounts(data.points.filter(function (p) { return p.point[i] === k && inSlice(p, i); })));
   }
 
   function buildControls() {
@@ -169,9 +206,12 @@ export const REPORT_SCRIPT = `
 
   // How metric m is drawn: its value (value(r), or the row's column), colours and formats. With a
   // goal it is coloured around the goal (red short of it, green past it), otherwise as a ramp.
+  // A row's own value is described with its interval (the m_lo and m_hi columns) where it has one.
   function metricView(m, value) {
     var unit = m.seconds ? 1000 : 1;
     var get = function (r) { return r.values[m.column]; };
+    var band = m.seconds ? [m.name.replace(/_ms$/, '_lo_ms'), m.name.replace(/_ms$/, '_hi_ms')] : [m.name + '_lo', m.name + '_hi'];
+    var lowEnd = value ? null : column(band[0]), highEnd = value ? null : column(band[1]);
     var goal = m.goal ? m.goal.value / unit : null;
     var lo = goal === null ? Infinity : goal, hi = goal === null ? -Infinity : goal;
     data.rows.forEach(function (r) {
@@ -199,7 +239,11 @@ export const REPORT_SCRIPT = `
       domain: domain,
       color: color,
       format: format,
-      describe: function (v) { return m.label + ' ' + format(v); },
+      // r: the row v is of, for its interval
+      describe: function (v, r) {
+        var lo = r && lowEnd ? lowEnd(r) : null, hi = r && highEnd ? highEnd(r) : null;
+        return m.label + ' ' + (v === null ? format(v) : withInterval(format(v), lo === null ? null : lo / unit, hi === null ? null : hi / unit, format));
+      },
       goal: goal,
       goalText: goal === null ? '' : (m.goal.side === 'max' ? '\\u2264 ' : '\\u2265 ') + format(goal) + (m.seconds ? ' s' : ''),
       ink: function (v) {
@@ -262,9 +306,14 @@ export const REPORT_SCRIPT = `
     var known = points.filter(function (p) { return view.value(p.r) !== null; });
     var marks = [
       Plot.cell(all, { x: 'x', y: 's', fill: '#eceff1', inset: 0.5, ariaDescription: 'no result' }),
-      Plot.cell(known, { x: 'x', y: 's', ariaDescription: view.label, fill: function (p) { return view.value(p.r); }, inset: 0.5, title: function (p) { return p.title + '\\n' + view.describe(view.value(p.r)) + (p.r.passes ? ' (passes)' : ''); } }),
+      Plot.cell(known, { x: 'x', y: 's', ariaDescription: view.label, fill: function (p) { return view.value(p.r); }, inset: 0.5, title: function (p) { return p.title + '\\n' + view.describe(view.value(p.r), p.r) + verdictNote(p.r); } }),
       Plot.cell(points.filter(function (p) { return p.r.passes; }), { x: 'x', y: 's', fill: 'none', stroke: '#1d2330', strokeWidth: 2, inset: 2, ariaDescription: 'passes' }),
     ];
+    // undecided: the seeds cannot yet tell whether it passes
+    var undecided = points.filter(function (p) { return p.r.verdict === 'UNDECIDED'; });
+    if (undecided.length > 0) {
+      marks.push(Plot.cell(undecided, { x: 'x', y: 's', fill: 'none', stroke: '#1d2330', strokeWidth: 1.5, strokeDasharray: '4,3', inset: 2, ariaDescription: 'undecided' }));
+    }
     var text = function (p) { return view.format(view.value(p.r)); };
     if (widest(points.map(text)) <= cellW - 4) {
       marks.push(Plot.text(points, { x: 'x', y: 's', fontSize: 11, fill: function (p) { return view.ink(view.value(p.r)); }, text: text }));
@@ -318,7 +367,7 @@ export const REPORT_SCRIPT = `
     var z = series ? 's' : null;
     var x = xAxis();
     var rows = points.map(function (p) {
-      return { x: x.position(p.x, p.xi), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title, hint: isHint(p.r.point) };
+      return { x: x.position(p.x, p.xi), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title, hint: isHint(p.r.point), r: p.r };
     });
     // the goal rule goes under the data and its label in the right margin, where it hides no point
     var marks = [];
@@ -386,7 +435,7 @@ export const REPORT_SCRIPT = `
   function metricChart(points, view) {
     return lineChart(points, {
       value: view.value, lo: null, hi: null,
-      describe: function (d) { return view.describe(d.v); },
+      describe: function (d) { return view.describe(d.v, d.r); },
       y: { label: view.label, domain: view.domain },
       goal: view.goal,
       goalText: view.goalText,
@@ -406,14 +455,19 @@ export const REPORT_SCRIPT = `
   }
 
   function badge(points) {
-    var passing = points.filter(function (p) { return p.r.passes; }).length;
     if (points.length === 0) return el('span', 'badge none', 'no results here');
-    return el('span', 'badge ' + (passing > 0 ? 'pass' : 'fail'), 'passes at ' + passing + ' of ' + points.length + ' points shown');
+    var counts = verdictCounts(points.map(function (p) { return p.r; }));
+    var kind = counts.pass > 0 ? 'pass' : counts.undecided > 0 ? 'undecided' : 'fail';
+    return el('span', 'badge ' + kind, badgeText(counts));
   }
 
   // The chosen metric over both paths, or against x alone when only one path varies.
   function metricFigure(points, view, caption) {
-    if (state.y >= 0) return figure(caption, heatmap(points, view), 'outlined: passes' + (hintCells().length ? '; \\u2605 the hint' : ''));
+    if (state.y >= 0) {
+      var undecided = points.some(function (p) { return p.r.verdict === 'UNDECIDED'; });
+      var key = 'outlined: passes' + (undecided ? '; dashed: undecided (within seed noise)' : '') + (hintCells().length ? '; \\u2605 the hint' : '');
+      return figure(caption, heatmap(points, view), key);
+    }
     return figure(caption, metricChart(points, view), lineKey(points, null, view.goal !== null));
   }
 

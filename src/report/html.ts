@@ -3,8 +3,9 @@
  * so it opens from disk with no network) with, per case, a heatmap of a metric the reader picks
  * (pass probability first) over two grid paths, success and p99 against a grid path with their
  * across-seed bands and the goal lines, the hint when one was computed, and the run's metadata.
- * It opens on the slice of the other paths where most grid points pass. Made from the Arrow
- * table of `servesim sweep --out` or straight from a finished sweep.
+ * It opens on the slice of the other paths where most grid points pass. A case whose seeds
+ * cannot yet tell whether it passes (verdict UNDECIDED) is marked as such, not as a failure.
+ * Made from the Arrow table of `servesim sweep --out` or straight from a finished sweep.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,6 +15,7 @@ import { ServesimError } from '../errors.js';
 import type { HintConfiguration, HintResult } from '../hint/api.js';
 import { goalsInMilliseconds, type GoalsInMilliseconds } from '../model/problem.js';
 import { SUMMARY_COLUMNS } from '../model/summary.js';
+import { pointVerdict, type Verdict } from '../model/verdict.js';
 import { describePartial } from '../sweep/arrow.js';
 import type { SweepOutcome } from '../sweep/run.js';
 import type { GridValue, Sweep } from '../sweep/spec.js';
@@ -63,7 +65,12 @@ export interface ReportRow {
   readonly point: readonly number[];
   /** Index into the case names. */
   readonly case: number;
+  /** The verdict is PASS. */
   readonly passes: boolean;
+  /** The `verdict` column; from `passes` (PASS or FAIL) in a table written before it. */
+  readonly verdict: Verdict;
+  /** When UNDECIDED: the goals still within seed noise (`undecided`, comma-separated), or null. */
+  readonly undecided: string | null;
   /** Why an overloaded case fails (`overload_reason`), or null. */
   readonly overloaded: string | null;
   /** One per column of ReportData.columns; null without a value (no successes, no component). */
@@ -92,10 +99,17 @@ export interface ReportMetric {
   readonly goal: { readonly value: number; readonly side: 'min' | 'max' } | null;
 }
 
-/** One grid point over all the cases: it passes when every case does. */
+/**
+ * One grid point over all the cases: it FAILs when a case does, else is UNDECIDED when a case
+ * is, else PASSes; a point missing a case's result does not pass (FAIL, unless UNDECIDED).
+ */
 export interface ReportPoint {
   readonly point: readonly number[];
+  /** The verdict is PASS. */
   readonly passes: boolean;
+  readonly verdict: Verdict;
+  /** When UNDECIDED: each undecided case with its goals within seed noise ("peak-hour: success,p99; ..."), else null. */
+  readonly undecided: string | null;
   /** The lowest over the cases; null unless every case has one. */
   readonly pass_probability: number | null;
   /** Each overloaded case's reason, one a line, or null. */
@@ -136,6 +150,14 @@ function finiteOrNull(v: unknown): number | null {
 function numberOrNull(text: string | undefined): number | null {
   const n = text === undefined ? NaN : Number(text);
   return Number.isFinite(n) ? n : null;
+}
+
+const VERDICTS: readonly unknown[] = ['PASS', 'FAIL', 'UNDECIDED'] satisfies Verdict[];
+
+/** A row's verdict and undecided goals; without a verdict (an older table), PASS or FAIL from `passes`. */
+function rowVerdict(verdict: unknown, passes: boolean, undecided: unknown): Pick<ReportRow, 'verdict' | 'undecided'> {
+  const v: Verdict = VERDICTS.includes(verdict) ? (verdict as Verdict) : passes ? 'PASS' : 'FAIL';
+  return { verdict: v, undecided: v === 'UNDECIDED' && typeof undecided === 'string' && undecided !== '' ? undecided : null };
 }
 
 function parseGoals(text: string | undefined): ReportGoals | null {
@@ -199,6 +221,9 @@ export function reportDataFromTable(table: Table): ReportData {
     .map((f) => f.name);
   const valueVectors = columns.map((name) => column(table, name));
   const passesVector = column(table, 'passes');
+  // files written before verdicts had three values have neither column: PASS or FAIL from passes
+  const verdictVector = table.getChild('verdict');
+  const undecidedVector = table.getChild('undecided');
   // files written before overloads were answers have no such column
   const overloadVector = table.getChild('overload_reason');
 
@@ -213,10 +238,12 @@ export function reportDataFromTable(table: Table): ReportData {
     const caseName = caseVector.get(i) as unknown;
     // a row off the grid (a null grid value) has no place in any chart
     if (point.includes(-1) || caseName === null) continue;
+    const passes = passesVector.get(i) === true;
     rows.push({
       point,
       case: caseIndex.get(String(caseName))!,
-      passes: passesVector.get(i) === true,
+      passes,
+      ...rowVerdict(verdictVector?.get(i), passes, undecidedVector?.get(i)),
       overloaded: (overloadVector?.get(i) as string | null | undefined) || null,
       values: valueVectors.map((vector) => finiteOrNull(vector.get(i))),
     });
@@ -259,6 +286,7 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
     point: point.values.map((v, a) => axisIndex[a]!.get(v)!),
     case: caseIndex.get(summary.case)!,
     passes: summary.passes,
+    ...rowVerdict(summary.verdict, summary.passes, summary.undecided),
     overloaded: summary.overload_reason || null,
     values: columns.map((name) => finiteOrNull(summary[name])),
   }));
@@ -345,9 +373,15 @@ export function pointsOverCases(data: Pick<ReportData, 'cases' | 'columns' | 'ro
   return [...byPoint.values()].map((list) => {
     const complete = list.length === data.cases.length;
     const probabilities = list.map((r) => (pass < 0 ? null : r.values[pass]!));
+    // a point lacking a case's row cannot pass
+    const verdict = pointVerdict([...list.map((r) => r.verdict), ...(complete ? [] : ['FAIL' as const])]);
+    const undecided = list.filter((r) => r.verdict === 'UNDECIDED')
+      .map((r) => `${data.cases[r.case]}${r.undecided === null ? '' : `: ${r.undecided}`}`).join('; ');
     return {
       point: list[0]!.point,
-      passes: complete && list.every((r) => r.passes),
+      passes: verdict === 'PASS',
+      verdict,
+      undecided: verdict === 'UNDECIDED' ? undecided : null,
       pass_probability: complete && !probabilities.includes(null) ? Math.min(...(probabilities as number[])) : null,
       overloaded: list.filter((r) => r.overloaded).map((r) => `${data.cases[r.case]}: ${r.overloaded}`).join('\n') || null,
     };

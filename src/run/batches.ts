@@ -39,10 +39,11 @@ export async function closeEngines(): Promise<void> {
   (await device?.catch(() => undefined))?.destroy();
 }
 
-/** One configuration's instances `0 .. seeds - 1` of base seed `seed`. */
+/** One configuration's instances `first .. first + seeds - 1` of base seed `seed` (first: 0 when absent). */
 export interface WorkItem {
   readonly config: EngineConfig;
   readonly seed: number;
+  readonly first?: number;
   readonly seeds: number;
 }
 
@@ -85,7 +86,7 @@ export function planBatches(items: readonly WorkItem[]): { readonly batch: Engin
     items: members,
     batch: {
       configs: members.map((i) => items[i]!.config),
-      runs: members.map((i, k) => ({ config: k, seed: items[i]!.seed, first: 0, count: items[i]!.seeds })),
+      runs: members.map((i, k) => ({ config: k, seed: items[i]!.seed, first: items[i]!.first ?? 0, count: items[i]!.seeds })),
     },
   }));
 }

@@ -6,6 +6,7 @@
 import { goalsInMilliseconds, type Goals } from '../model/problem.js';
 import { SUMMARY_COLUMNS, busiestComponent, type CaseSummary } from '../model/summary.js';
 import type { RunResult } from './types.js';
+import { VERDICT_LEVEL } from '../model/verdict.js';
 
 /** What the table's header lines say about the run; `RunMeta` fits, plus the title. */
 export interface TableMeta {
@@ -15,6 +16,8 @@ export interface TableMeta {
   readonly engine?: string;
   readonly adapter?: string | null;
   readonly seeds?: number;
+  /** Above `seeds`: --seeds auto, each row's seeds column says what it took. */
+  readonly maxSeeds?: number;
   readonly baseSeed?: number;
   /** Share of seeds that must meet every goal. */
   readonly confidence?: number;
@@ -33,11 +36,11 @@ interface TableColumn {
 
 const TABLE_COLUMNS: readonly TableColumn[] = [
   { title: 'case', align: 'left', cell: (r) => r.case },
-  { title: 'result', align: 'left', cell: (r) => (r.passes ? 'PASS' : 'FAIL') },
+  { title: 'result', align: 'left', cell: (r) => r.verdict },
   { title: 'success %', align: 'right', cell: (r) => percentDown(r.success) },
   { title: 'p99 s', align: 'right', cell: (r) => seconds(r.p99_ms) },
   { title: 'p99_all s', align: 'right', cell: (r) => seconds(r.p99_all_ms) },
-  { title: 'pass prob', align: 'right', cell: (r) => fixed(r.pass_probability, 2) },
+  { title: 'pass prob (interval)', align: 'right', cell: passProbability },
   { title: 'kv hit %', align: 'right', cell: (r) => fixed(r.kv_hit_rate * 100, 1) },
   { title: 'busiest', align: 'left', cell: busiest },
   { title: 'mean batch', align: 'right', cell: (r) => fixed(r.mean_batch, 1) },
@@ -52,10 +55,24 @@ const TOKEN_COLUMNS: readonly TableColumn[] = [
   { title: 'tpot p99 ms', align: 'right', cell: (r) => fixed(r.tpot_p99_ms, 1) },
 ];
 
-/** "gpu 97.9%": the most utilised component, where saturation shows first. */
+/** Only in tables of GPU replicas: the share of calls the busiest replica took (imbalance). */
+const GPU_COLUMNS: readonly TableColumn[] = [
+  { title: 'top replica %', align: 'right', cell: (r) => fixed(r.top_replica_share * 100, 1) },
+];
+
+/** Only with --seeds auto: the seeds each case took. */
+const SEEDS_COLUMN: TableColumn = { title: 'seeds', align: 'right', cell: (r) => count(r.seeds) };
+
+/** "gpu 97.9%": the most loaded component (the GPU by batch occupancy), where saturation shows first. */
 function busiest(row: CaseSummary): string {
   const b = busiestComponent(row);
-  return b === null ? DASH : `${b.component} ${fixed(b.utilization * 100, 1)}%`;
+  if (b === null) return DASH;
+  return `${b.component}${b.component === 'gpu' ? ' batch' : ''} ${fixed(b.utilization * 100, 1)}%`;
+}
+
+/** "0.97 (0.91-1.00)": the share of seeds that pass, and its interval. */
+function passProbability(row: CaseSummary): string {
+  return `${fixed(row.pass_probability, 2)} (${fixed(row.pass_probability_lo, 2)}-${fixed(row.pass_probability_hi, 2)})`;
 }
 
 /** Only in tables with an overloaded row: its unserved requests, and the reason it fails. */
@@ -81,10 +98,15 @@ export function formatTable(
   if (meta.engine !== undefined) {
     about.push(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}`);
   }
+  const auto = meta.seeds !== undefined && meta.maxSeeds !== undefined && meta.maxSeeds > meta.seeds;
   if (meta.seeds !== undefined) {
     const from = meta.baseSeed === undefined ? '' : ` from ${meta.baseSeed}`;
-    about.push(`${meta.seeds} seed${meta.seeds === 1 ? '' : 's'}${from}`);
+    const count = auto ? `${meta.seeds} to ${meta.maxSeeds} seeds until decided` : `${meta.seeds} seed${meta.seeds === 1 ? '' : 's'}`;
+    about.push(`${count}${from}`);
   }
+  const level = rows[0]?.interval_level;
+  // the verdicts' confidence, and the intervals' that gives it over the goals and looks
+  if (level !== undefined) about.push(`verdicts at ${trimNumber(VERDICT_LEVEL * 100)}% (intervals ${Number((level * 100).toFixed(2))}%)`);
   let goalText = `goals: success ≥ ${trimNumber(goals.success * 100)}%, p99 ≤ ${trimNumber(goals.p99 / 1e6)} s`;
   if (goals.ttftP99 !== null) goalText += `, ttft p99 ≤ ${trimNumber(goals.ttftP99 / 1000)} ms`;
   if (goals.tpotP99 !== null) goalText += `, tpot p99 ≤ ${trimNumber(goals.tpotP99 / 1000)} ms`;
@@ -94,9 +116,10 @@ export function formatTable(
   lines.push('');
 
   const tokens = rows.some((r) => Number.isFinite(r.ttft_p99_ms)) ? TOKEN_COLUMNS : [];
+  const gpu = rows.some((r) => Number.isFinite(r.batch_occupancy)) ? GPU_COLUMNS : [];
   const overloads = rows.some((r) => r.overloaded_seeds > 0) ? OVERLOAD_COLUMNS : [];
-  // the token columns go after p99_all
-  const columns = [...TABLE_COLUMNS.slice(0, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...overloads];
+  // the seeds after the result, the token columns after p99_all
+  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu, ...overloads];
   const cells = rows.map((row) => columns.map((c) => c.cell(row)));
   const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),

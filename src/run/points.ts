@@ -6,13 +6,14 @@
 import { compile, type EngineConfig } from '../engine/compile.js';
 import { ServesimError } from '../errors.js';
 import type { Problem, Scenario } from '../model/problem.js';
-import { configurationCost, summarize } from '../model/summarize.js';
+import { CaseSeeds, configurationCost } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
 import { selectCases } from '../problem/parse.js';
 import { runItems, type BatchUsed, type WorkItem } from './batches.js';
 import { decodeResult } from '../engine/result.js';
 import type { InstanceResult } from '../model/result.js';
 import type { EngineChoice } from './types.js';
+import { seedLooks } from '../model/verdict.js';
 
 /** Each instance's decoded record, `config.resultWords` words each. */
 function decodeRecords(config: EngineConfig, records: Uint32Array): InstanceResult[] {
@@ -32,7 +33,13 @@ export const CHUNK_INSTANCES = 65_536;
 /** What runs each grid point: its cases, seeds and engine. */
 export interface PointsSpec {
   readonly caseNames: readonly string[];
+  /** Seeds every configuration (grid point x case) runs: the first look at its verdict. */
   readonly seeds: number;
+  /**
+   * The most seeds a configuration may take: above `seeds`, undecided configurations get more
+   * seeds at the looks of `seedLooks` until decided (src/model/verdict.ts); absent: `seeds`.
+   */
+  readonly maxSeeds?: number;
   readonly baseSeed: number;
   readonly engine: EngineChoice;
 }
@@ -41,8 +48,12 @@ export interface PointsRunOptions<P> {
   readonly signal?: AbortSignal;
   /** A point whose every case ran, with its rows (one per case, in case order). */
   readonly onPoint?: (point: P, rows: readonly CaseSummary[]) => void | Promise<void>;
-  /** Instances finished so far, and arrivals simulated (an estimate while a batch runs). */
-  readonly onProgress?: (instancesDone: number, arrivalsDone: number) => void;
+  /**
+   * Instances finished so far, arrivals simulated (an estimate while a batch runs), and the
+   * instances planned so far: the first look's for every point, and each later look's once
+   * it is decided which configurations it takes.
+   */
+  readonly onProgress?: (instancesDone: number, arrivalsDone: number, instancesPlanned: number) => void;
 }
 
 export interface PointsOutcome {
@@ -52,14 +63,25 @@ export interface PointsOutcome {
   readonly error: Error | null;
 }
 
+/** One configuration of a chunk: its seeds so far, and its row once its verdict is final. */
+interface Configuration {
+  readonly p: number;
+  readonly k: number;
+  readonly config: EngineConfig;
+  readonly seeds: CaseSeeds;
+  row: CaseSummary | undefined;
+}
+
 /**
- * Runs grid points, in chunks of about {@link CHUNK_INSTANCES} instances, each chunk's
- * (point, case) configurations as one batch per shape; calls `onPoint` as each point's last
- * case finishes. A point whose problem does not parse stops the run after the points before
- * it ran. Cancelling (or `onPoint` failing) stops the engines; points that finish after that
- * are not taken.
+ * Runs grid points, in chunks of about {@link CHUNK_INSTANCES} instances (at the first
+ * look's seeds), each chunk's (point, case) configurations as one batch per shape; then, while
+ * some are undecided and looks remain, those configurations' further seeds as one batch per
+ * shape. Calls `onPoint` as each point's last case is final. A point whose problem does not
+ * parse stops the run after the points before it ran. Cancelling (or `onPoint` failing) stops
+ * the engines; points that finish after that are not taken.
  */
 export async function runPoints<P>(points: readonly P[], problemOf: (point: P) => Problem, spec: PointsSpec, options: PointsRunOptions<P> = {}): Promise<PointsOutcome> {
+  const looks = seedLooks(spec.seeds, spec.maxSeeds ?? spec.seeds);
   const perPoint = spec.caseNames.length * spec.seeds;
   const pointsPerChunk = Math.max(1, Math.floor(CHUNK_INSTANCES / perPoint));
   const batches: BatchUsed[] = [];
@@ -67,6 +89,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   let arrivals = 0;
   let before = 0;
   let instancesDone = 0;
+  let planned = points.length * perPoint;
   const stop = new AbortController();
   const abort = (): void => stop.abort();
   options.signal?.addEventListener('abort', abort, { once: true });
@@ -77,63 +100,79 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   };
   const progress = (instances: number, arrivalsDone: number): void => {
     instancesDone = instances;
-    options.onProgress?.(instancesDone, arrivalsDone);
+    options.onProgress?.(instancesDone, arrivalsDone, planned);
   };
 
   for (let from = 0; from < points.length && !stop.signal.aborted; from += pointsPerChunk) {
-    const chunk: { point: P; problem: Problem; cases: Scenario[]; configs: EngineConfig[] }[] = [];
+    const chunk: { point: P; problem: Problem; cases: Scenario[] }[] = [];
+    const configs: Configuration[] = [];
     for (const point of points.slice(from, from + pointsPerChunk)) {
       try {
         const problem = problemOf(point);
         const cases = selectCases(problem, spec.caseNames);
-        chunk.push({ point, problem, cases, configs: cases.map((scenario) => compile(problem, scenario)) });
+        const compiled = cases.map((scenario) => compile(problem, scenario));
+        compiled.forEach((config, k) => configs.push({ p: chunk.length, k, config, seeds: new CaseSeeds(problem.goals), row: undefined }));
+        chunk.push({ point, problem, cases });
       } catch (err) {
         fail(err);
         break;
       }
     }
-    const items: WorkItem[] = chunk.flatMap((c) => c.configs.map((config) => ({ config, seed: spec.baseSeed, seeds: spec.seeds })));
-    const owner = chunk.flatMap((c, p) => c.configs.map((_, k) => ({ p, k })));
-    const records = chunk.map((c) => new Array<Uint32Array | undefined>(c.configs.length));
-    const left = chunk.map((c) => c.configs.length);
-    const perInstance = items.length === 0 ? 0 : chunk.reduce((s, c) => s + expectedArrivals(c.problem, c.cases), 0) / items.length;
+    const rows = chunk.map((c) => new Array<CaseSummary>(c.cases.length));
+    const left = chunk.map((c) => c.cases.length);
+    const perInstance = configs.length === 0 ? 0 : chunk.reduce((s, c) => s + expectedArrivals(c.problem, c.cases), 0) / configs.length;
     const pending: Promise<void>[] = [];
     const pointDone = async (p: number): Promise<void> => {
       if (stop.signal.aborted) return;
-      const { point, problem, cases, configs } = chunk[p]!;
-      const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
-      const cost = configurationCost(problem);
-      const rows = configs.map((config, k) => summarize(cases[k]!.name, problem.goals, problem.confidence, decodeRecords(config, records[p]![k]!), timeout, cost));
-      arrivals += rows.reduce((s, r) => s + r.requests, 0);
+      arrivals += rows[p]!.reduce((s, r) => s + r.requests, 0);
       try {
         // called before any await: an onPoint that throws stops the engines before another point is taken
-        const taken = options.onPoint?.(point, rows);
+        const taken = options.onPoint?.(chunk[p]!.point, rows[p]!);
         if (taken !== undefined) await taken;
       } catch (err) {
         fail(err);
       }
       progress(instancesDone, arrivals);
     };
-    try {
-      batches.push(...(await runItems(items, {
-        engine: spec.engine,
-        signal: stop.signal,
-        onProgress: (done) => progress(before + done, arrivals + done * perInstance),
-        onItem: (item, r) => {
-          if (stop.signal.aborted) return;
-          const { p, k } = owner[item]!;
-          records[p]![k] = r;
-          left[p]! -= 1;
-          if (left[p] === 0) pending.push(pointDone(p));
-        },
-      })));
-      await Promise.all(pending);
-    } catch (err) {
-      await Promise.all(pending);
-      if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
-      break;
+    // a configuration's verdict after the look that brought it to `seeds.count` seeds
+    const look = (c: Configuration, last: boolean): void => {
+      const { problem, cases } = chunk[c.p]!;
+      const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
+      const row = c.seeds.summary(cases[c.k]!.name, problem.confidence, timeout, configurationCost(problem), looks.length);
+      if (row.verdict === 'UNDECIDED' && !last) return;
+      c.row = row;
+      rows[c.p]![c.k] = row;
+      left[c.p]! -= 1;
+      if (left[c.p] === 0) pending.push(pointDone(c.p));
+    };
+    for (let l = 0; l < looks.length && !stop.signal.aborted; l++) {
+      const open = configs.filter((c) => c.row === undefined);
+      if (open.length === 0) break;
+      const first = l === 0 ? 0 : looks[l - 1]!;
+      const count = looks[l]! - first;
+      if (l > 0) planned += open.length * count;
+      const items: WorkItem[] = open.map((c) => ({ config: c.config, seed: spec.baseSeed, first, seeds: count }));
+      try {
+        batches.push(...(await runItems(items, {
+          engine: spec.engine,
+          signal: stop.signal,
+          onProgress: (done) => progress(before + done, arrivals + done * perInstance),
+          onItem: (item, r) => {
+            if (stop.signal.aborted) return;
+            const c = open[item]!;
+            for (const result of decodeRecords(c.config, r)) c.seeds.add(result);
+            look(c, l === looks.length - 1);
+          },
+        })));
+        await Promise.all(pending);
+      } catch (err) {
+        await Promise.all(pending);
+        if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
+        break;
+      }
+      pending.length = 0;
+      before += items.length * count;
     }
-    before += items.length * spec.seeds;
   }
   options.signal?.removeEventListener('abort', abort);
   return { batches, error };

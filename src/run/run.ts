@@ -30,12 +30,12 @@ export function engineMeta(batches: readonly BatchUsed[]): Pick<RunMeta, 'engine
 
 export async function runProblem(problem: Problem, options: RunOptions): Promise<RunResult> {
   const caseNames = selectCases(problem, options.caseNames ?? 'all').map((c) => c.name);
-  const total = caseNames.length * options.seeds;
+  const maxSeeds = options.maxSeeds ?? options.seeds;
   let rows: readonly CaseSummary[] = [];
-  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, baseSeed: options.baseSeed, engine: options.engine }, {
+  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, maxSeeds, baseSeed: options.baseSeed, engine: options.engine }, {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     onPoint: (_, summaries) => void (rows = summaries),
-    onProgress: (instancesDone, arrivalsDone) => options.onProgress?.({ instancesDone, instancesTotal: total, arrivalsDone }),
+    onProgress: (instancesDone, arrivalsDone, instancesTotal) => options.onProgress?.({ instancesDone, instancesTotal, arrivalsDone }),
   });
   if (error !== null) throw error;
   if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
@@ -46,6 +46,7 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
       problemId: problem.id,
       ...engineMeta(batches),
       seeds: options.seeds,
+      maxSeeds,
       baseSeed: options.baseSeed,
       servesimVersion: packageVersion(),
     },

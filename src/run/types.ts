@@ -17,7 +17,9 @@ export interface Progress {
 export interface RunOptions {
   /** Case names to run; all of the problem's cases when absent. */
   readonly caseNames?: readonly string[];
+  /** Seeds every case runs; up to `maxSeeds` (default: `seeds`) while its verdict is undecided. */
   readonly seeds: number;
+  readonly maxSeeds?: number;
   readonly baseSeed: number;
   readonly engine: EngineChoice;
   readonly signal?: AbortSignal;
@@ -37,7 +39,9 @@ export interface RunMeta {
   readonly choice?: string;
   /** Each batch the cases ran as (one per configuration shape): its size and engine. */
   readonly batches: readonly BatchUsed[];
+  /** Seeds every case ran, and the most an undecided one could take (each row's `seeds` says what it took). */
   readonly seeds: number;
+  readonly maxSeeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string;
 }

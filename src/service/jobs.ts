@@ -77,6 +77,8 @@ export class Job {
   private readonly rows: SweepRow[] = [];
   private readonly finished = new Set<number>();
   private instancesDone = 0;
+  /** Instances of the finished points (each row says the seeds its configuration took). */
+  private instancesFinished = 0;
   private error: (Error & { code?: unknown }) | null = null;
   private readonly listeners = new Set<(event: JobEvent) => void>();
 
@@ -98,7 +100,7 @@ export class Job {
 
   status(): JobStatus {
     const total = this.sweep.points.length;
-    const perPoint = this.sweep.caseNames.length * this.sweep.seeds;
+    const done = this.isFinal ? this.instancesFinished : this.instancesDone;
     return {
       id: this.id,
       status: this.state,
@@ -107,7 +109,7 @@ export class Job {
       startedAt: this.startedAt?.toISOString() ?? null,
       finishedAt: this.finishedAt?.toISOString() ?? null,
       points: { done: this.finished.size, total },
-      instances: { done: this.isFinal ? this.finished.size * perPoint : this.instancesDone, total: total * perPoint },
+      instances: { done, total: this.instancesTotal(done) },
       unfinished: this.unfinished(),
       error: this.error === null ? null : { code: typeof this.error.code === 'string' ? this.error.code : 'SERVESIM_INTERNAL', message: publicMessage(this.error) },
       links: jobLinks(this.id),
@@ -143,15 +145,15 @@ export class Job {
   addPoint(point: GridPoint, rows: readonly SweepRow[]): void {
     this.rows.push(...rows);
     this.finished.add(point.index);
-    const perPoint = this.sweep.caseNames.length * this.sweep.seeds;
+    this.instancesFinished += rows.reduce((sum, r) => sum + r.summary.seeds, 0);
     const total = this.sweep.points.length;
     this.emit({
       event: 'progress',
       data: {
         pointsDone: this.finished.size,
         pointsTotal: total,
-        instancesDone: this.finished.size * perPoint,
-        instancesTotal: total * perPoint,
+        instancesDone: this.instancesFinished,
+        instancesTotal: this.instancesTotal(this.instancesFinished),
         point: { index: point.index, values: Object.fromEntries(this.sweep.axes.map((a, i) => [a.path, point.values[i]!])) },
       },
     });
@@ -169,6 +171,14 @@ export class Job {
     for (const listener of this.listeners) listener(event);
   }
 
+  /**
+   * Instances the sweep runs: every configuration's first seeds, and with --seeds auto at
+   * least what has run (undecided configurations take more as they go).
+   */
+  private instancesTotal(done: number): number {
+    return Math.max(done, this.sweep.points.length * this.sweep.caseNames.length * this.sweep.seeds);
+  }
+
   private unfinished(): number[] {
     return this.sweep.points.map((p) => p.index).filter((i) => !this.finished.has(i));
   }
@@ -181,6 +191,7 @@ export class Job {
       adapter: null,
       batches: [],
       seeds: this.sweep.seeds,
+      maxSeeds: this.sweep.maxSeeds,
       baseSeed: this.sweep.baseSeed,
       servesimVersion: packageVersion(),
       createdAt: this.createdAt.toISOString(),

@@ -39,7 +39,9 @@ export interface SweepMeta {
   readonly note?: string;
   /** Every batch the sweep ran: its size, configurations and engine. */
   readonly batches: readonly BatchUsed[];
+  /** Seeds every configuration ran, and the most an undecided one could take (each row's `seeds` says what it took). */
   readonly seeds: number;
+  readonly maxSeeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string | null;
   readonly createdAt: string;
@@ -72,7 +74,6 @@ export function pointProblem(sweep: Sweep, point: GridPoint) {
 
 export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Promise<SweepOutcome> {
   const points = options.only === undefined ? sweep.points : options.only.map((i) => sweep.points[i]!);
-  const perPoint = sweep.caseNames.length * sweep.seeds;
   const rows: SweepRow[] = [];
   const finished: number[] = [];
   let instances = 0;
@@ -84,9 +85,9 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
       finished.push(point.index);
       return options.onPoint?.(point, pointRows);
     },
-    onProgress: (instancesDone, arrivalsDone) => {
+    onProgress: (instancesDone, arrivalsDone, instancesPlanned) => {
       instances = instancesDone;
-      options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone: instances, instancesTotal: points.length * perPoint, arrivalsDone });
+      options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone: instances, instancesTotal: instancesPlanned, arrivalsDone });
     },
   });
   // points finish in the engines' order; the table keeps the grid's
@@ -110,6 +111,7 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
       ...(engines?.note === undefined ? {} : { note: engines.note }),
       batches,
       seeds: sweep.seeds,
+      maxSeeds: sweep.maxSeeds,
       baseSeed: sweep.baseSeed,
       servesimVersion: batches.length === 0 ? null : packageVersion(),
       createdAt: new Date().toISOString(),

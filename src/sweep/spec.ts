@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { invalidProblem, invalidSweep, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
+import { AUTO_FIRST_SEEDS, DEFAULT_MAX_SEEDS, seedRange } from '../model/verdict.js';
 import { problemFromObject, readInputFile, readYaml, selectCases, type TraceDirs } from '../problem/parse.js';
 import { isPlainObject } from '../problem/schema-walk.js';
 import type { EngineChoice } from '../run/types.js';
@@ -37,6 +38,17 @@ export const gridSchema = z.record(z.string().max(MAX_GRID_TEXT), z.union([z.arr
 /** A path (relative to the sweep file), the id of a shipped problem, or the problem itself. */
 const problemField = z.union([z.string().min(1), z.record(z.string(), z.unknown())]);
 
+/** Seeds per configuration, or 'auto' (src/model/verdict.ts): shared by sweeps, hints and HTTP. */
+export const seedsSchema = z
+  .union([z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE), z.literal('auto')])
+  .describe(`seeds per case and grid point, or 'auto': ${AUTO_FIRST_SEEDS} first, then more for the configurations whose verdict is still undecided, doubling up to maxSeeds`);
+export const maxSeedsSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_SEEDS, MAX_SEEDS_MESSAGE)
+  .describe(`the most seeds a configuration takes; above seeds, undecided configurations get more (default: ${DEFAULT_MAX_SEEDS.toLocaleString('en')} with seeds 'auto', else seeds)`);
+
 export const sweepFileSchema = z
   .object({
     $schema: z.string().optional(),
@@ -45,7 +57,8 @@ export const sweepFileSchema = z
     problem: problemField,
     grid: gridSchema.describe('problem field paths (as --set takes them) to the values each takes: a list, or a range'),
     cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: z.number().int().min(1).max(MAX_SEEDS, MAX_SEEDS_MESSAGE).default(64).describe('seeds per case and grid point'),
+    seeds: seedsSchema.default(64),
+    maxSeeds: maxSeedsSchema.optional(),
     seed: z.number().int().min(0).max(0xffffffff).optional().describe("the first seed; default: the problem's seed"),
     confidence: z.number().gt(0).max(1).optional().describe("share of seeds that must meet every goal; default: the problem's"),
     engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
@@ -109,7 +122,9 @@ export interface Sweep {
   readonly axes: readonly GridAxis[];
   readonly points: readonly GridPoint[];
   readonly caseNames: readonly string[];
+  /** Seeds every configuration runs, and the most an undecided one may take (src/model/verdict.ts). */
   readonly seeds: number;
+  readonly maxSeeds: number;
   readonly baseSeed: number;
   readonly confidence: number;
   readonly engine: EngineChoice;
@@ -119,6 +134,7 @@ export interface Sweep {
 export interface GridSize {
   readonly points: number;
   readonly cases: number;
+  /** The most seeds a configuration may take: the limits are checked on the most a sweep may run. */
   readonly seeds: number;
   readonly instances: number;
 }
@@ -133,8 +149,9 @@ export interface SweepParseOptions {
   /** A caller's own limit on the size (the service's synchronous one): throws to refuse, before
    * any grid point is built or checked. */
   readonly checkSize?: (size: GridSize) => void;
-  /** Replaces the file's seeds (the CLI's --seeds). */
-  readonly seeds?: number;
+  /** Replace the file's seeds and maxSeeds (the CLI's --seeds, --max-seeds). */
+  readonly seeds?: number | 'auto';
+  readonly maxSeeds?: number;
   readonly engine?: EngineChoice;
 }
 
@@ -242,14 +259,16 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     // the same check as `run --case`, but here the sweep file's field is to blame
     throw err instanceof ServesimError ? new ServesimError(err.code, err.message, 'cases') : err;
   }
-  const seeds = options.seeds ?? file.seeds;
+  const range = seedRange(options.seeds ?? file.seeds, options.maxSeeds ?? (options.seeds === undefined ? file.maxSeeds : undefined));
+  if (typeof range === 'string') throw invalid('maxSeeds', range);
+  const seeds = range.maxSeeds;
   const instances = count * caseNames.length * seeds;
   const limit = options.maxInstances ?? DEFAULT_MAX_INSTANCES;
   const maxPoints = options.maxPoints ?? DEFAULT_MAX_POINTS;
   if (count > maxPoints || instances > limit) {
     throw new ServesimError(
       'SERVESIM_GRID_TOO_LARGE',
-      `${count.toLocaleString('en')} grid points x ${caseNames.length} cases x ${seeds} seeds = ${instances.toLocaleString('en')} instances; the limit is ${limit.toLocaleString('en')} instances (${maxPoints.toLocaleString('en')} points)`,
+      `${count.toLocaleString('en')} grid points x ${caseNames.length} cases x ${range.seeds === seeds ? '' : 'up to '}${seeds} seeds = ${instances.toLocaleString('en')} instances; the limit is ${limit.toLocaleString('en')} instances (${maxPoints.toLocaleString('en')} points)${range.seeds === seeds ? '' : '; a lower maxSeeds (--max-seeds) asks for fewer'}`,
       'grid',
     );
   }
@@ -292,7 +311,8 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     axes,
     points,
     caseNames,
-    seeds,
+    seeds: range.seeds,
+    maxSeeds: range.maxSeeds,
     baseSeed: file.seed ?? problem.seed,
     confidence: file.confidence ?? problem.confidence,
     engine: options.engine ?? file.engine,

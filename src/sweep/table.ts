@@ -7,6 +7,7 @@
 import { goalsInMilliseconds } from '../model/problem.js';
 import { INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
 import type { GridAxis, Sweep } from './spec.js';
+import { VERDICT_LEVEL } from '../model/verdict.js';
 import type { SweepMeta, SweepRow } from './run.js';
 
 /** Counts are int32, other numbers float64. */
@@ -114,6 +115,8 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     ['servesim.engine', meta.engine ?? 'none'],
     ['servesim.adapter', meta.adapter ?? ''],
     ['servesim.seeds', String(meta.seeds)],
+    ['servesim.max_seeds', String(meta.maxSeeds)],
+    ['servesim.verdict_level', String(VERDICT_LEVEL)],
     ['servesim.base_seed', String(meta.baseSeed)],
     ['servesim.created', meta.createdAt],
     ['servesim.grid', JSON.stringify(sweep.axes.map((a) => a.path))],
