@@ -27,7 +27,7 @@ describe('servesim hint', () => {
     expect(out).toContain('hot-prefix — One replica owns the hot prefix');
     expect(out).toContain('goals: success ≥ 99%, p99 ≤ 3 s, pass prob ≥ 0.9 · cost: gpu.replicas * gpu.slots\n');
     // the problem's seed, and the re-check's derived from it
-    expect(out).toContain(`64 seeds from 1, re-checked from ${(1 + 0x9e3779b9) >>> 0} · verdicts at 95% confidence\n`);
+    expect(out).toContain(`64 seeds from 1, re-checked from ${(1 + 0x9e3779b9) >>> 0} · each case's verdict at 95% confidence\n`);
     expect(out).toMatch(/Cheapest passing: gpu\.slots=\d+ \(cost \d+\)/);
     expect(out).toMatch(/as-given\s+PASS\s+64\s+100\.00\s/);
     expect(out).toContain(`On fresh seeds (from ${(1 + 0x9e3779b9) >>> 0}): PASS\n`);

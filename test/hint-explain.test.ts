@@ -12,7 +12,7 @@ const goals = { success: 0.99, p99: 3_000_000, ttftP99: null, tpotP99: null };
 function row(fields: Partial<CaseSummary>): CaseSummary {
   const base: Record<string, unknown> = {};
   for (const col of SUMMARY_COLUMNS) base[col] = 0;
-  const text = { verdict: 'PASS' as const, undecided: '', overload_reason: '', longest_queue_at: '' };
+  const text = { verdict: 'PASS' as const, undecided: '', missed: '', overload_reason: '', longest_queue_at: '' };
   return { ...(base as unknown as CaseSummary), ...text, case: 'peak-hour', success: 1, p99_ms: 1000, pass_probability: 1, passes: true, ...fields };
 }
 
@@ -39,6 +39,17 @@ describe('whyFails', () => {
     expect(whyFails(row({ p99_ms: 650 }), { ...goals, p99: 500_000 }, 0.9)).toBe('peak-hour: p99 650 ms > 500 ms');
     // no success at all: the success rate says it, the missing p99 adds nothing
     expect(whyFails(row({ success: 0, p99_ms: Number.NaN }), goals, 0.9)).toBe('peak-hour: success 0.0% < 99%');
+  });
+
+  it('names the goals the verdict missed, not those that miss only within noise', () => {
+    // decided by the pass probability's interval; success's value is under its goal, but its
+    // interval straddles it: success is no reason the case fails
+    const byPassProbability = row({ verdict: 'FAIL', missed: 'pass_probability', success: 0.989, pass_probability: 0.75, pass_probability_lo: 0.6, pass_probability_hi: 0.85, seeds: 64 });
+    expect(whyFails(byPassProbability, goals, 0.9)).toBe('peak-hour: pass probability 0.75 < 0.9 (0.600-0.850 at 64 seeds)');
+    // both missed: both named
+    expect(whyFails(row({ verdict: 'FAIL', missed: 'pass_probability,success', success: 0.5, pass_probability: 0.1, pass_probability_lo: 0.05, pass_probability_hi: 0.2, seeds: 64 }), goals, 0.9)).toBe(
+      'peak-hour: success 50.0% < 99%, pass probability 0.10 < 0.9 (0.050-0.200 at 64 seeds)',
+    );
   });
 
   it('names a missed TTFT or TPOT goal', () => {
@@ -111,6 +122,8 @@ describe('whyFails', () => {
     });
     // no binary noise: 1 - 0.99 is 0.010000000000000009 in floating point
     expect(caseMargins([row({ success: 1 })], goals, 0.9)[0]!.success_margin).toBe(0.01);
+    // a p99 of 2.703 s resolves to about 21 ms (half a histogram bucket): its margin to 3 s is 300 ms, not 297
+    expect(caseMargins([row({ p99_ms: 2703 })], goals, 0.9)[0]!.p99_margin_ms).toBe(300);
     // TTFT and TPOT margins where those goals are set
     const [t] = caseMargins([row({ ttft_p99_ms: 412.34, tpot_p99_ms: 20 })], { ...goals, ttftP99: 500_000, tpotP99: 50_000 }, 0.9);
     expect(t).toMatchObject({ ttft_p99_ms: 412.34, tpot_p99_ms: 20, ttft_p99_margin_ms: 88, tpot_p99_margin_ms: 30 });
@@ -236,7 +249,7 @@ describe('formatHints', () => {
     const text = formatHints(result);
     expect(text).toContain('hot-prefix — One replica owns the hot prefix\n');
     expect(text).toContain('goals: success ≥ 99%, p99 ≤ 3 s, pass prob ≥ 0.9 · cost: gpu.replicas * gpu.slots\n');
-    expect(text).toContain('32 to 4096 seeds until decided from 1, re-checked from 2654435770 · verdicts at 95% confidence\n');
+    expect(text).toContain('32 to 4096 seeds until decided from 1, re-checked from 2654435770 · each case\'s verdict at 95% confidence\n');
     expect(text).toContain('Cheapest passing: router.policy=least-loaded, gpu.slots=10 (cost 60)\n');
     expect(text).toMatch(/ {2}case +result +seeds +success % +p99 s +pass prob \(interval\) +success margin +p99 margin\n/);
     expect(text).toMatch(/ {2}as-given +PASS +64 +100\.00 +0\.900 +1\.00 \(0\.94-1\.00\) +\+1 pt +\+2\.1 s\n/);
@@ -264,7 +277,7 @@ describe('formatHints', () => {
       failing: [],
     };
     const text = formatHints(unsettled);
-    expect(text).toContain('64 seeds from 1, re-checked from 2654435770 · verdicts at 95% confidence\n');
+    expect(text).toContain('64 seeds from 1, re-checked from 2654435770 · each case\'s verdict at 95% confidence\n');
     expect(text).toContain(`  On fresh seeds (from 2654435770): UNDECIDED\n    ${undecided}\n`);
     expect(text).toContain(`    gpu.slots=9 (cost 54) is undecided:\n      ${undecided}\n      on fresh seeds: PASS\n`);
     expect(text).toContain('  The re-check on fresh seeds does not agree: treat this answer as unsettled (more seeds: --max-seeds).\n');

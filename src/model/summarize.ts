@@ -5,8 +5,8 @@ import { dollarsPerHour, gpuCount, type Goals, type Problem } from './problem.js
 import { COMPONENT_NAMES, QUEUED_COMPONENTS, type ComponentName, type InstanceResult } from './result.js';
 import type { CaseSummary, ComponentColumn } from './summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
-import { clopperPearson } from './stats.js';
-import { intervalAlpha, ratioInterval, sideOf, verdictOf, type Side } from './verdict.js';
+import { clopperPearson, ratioInterval } from './stats.js';
+import { intervalAlpha, sideOf, verdictOf, type Side } from './verdict.js';
 
 /**
  * Slack for comparing rates against goals: a rate and a goal that are equal as decimals may
@@ -19,8 +19,9 @@ const U32_MAX = 0xffffffff;
  * Aggregates the per-seed results of one case into a {@link CaseSummary}.
  *
  * `looks` is how many times the run looks at this configuration's verdict (`--seeds auto`, 1
- * for a fixed seed count): every interval of the row is taken at 1 - 2 x 0.05 / (looks x
- * goals) (`interval_level`, src/model/verdict.ts).
+ * for a fixed seed count): the intervals the verdict weighs (success's, the pass probability's,
+ * and each latency goal's share over it) are taken at 1 - 2 x 0.05 / (looks x goals)
+ * (`interval_level`, src/model/verdict.ts); the p99 spreads are the seeds' 2.5-97.5%.
  *
  * - `success` is pooled (Σ successes / Σ arrivals), with the ratio estimator's Student-t
  *   interval across seeds (`ratioInterval`); seeds with no arrivals carry no rate and are left
@@ -187,8 +188,10 @@ export class CaseSeeds {
   /** The row of the seeds so far; `looks` as {@link summarize} takes it. */
   summary(caseName: string, confidence: number, timeoutMicros: number, configuration: ConfigurationCost = NO_COST, looks = 1): CaseSummary {
     const { goals, seeds, arrivals, successes } = this;
-    // the verdict weighs the pass probability, success, p99, and TTFT and TPOT p99 where set
-    const alpha = intervalAlpha(looks, 3 + Number(goals.ttftP99 !== null) + Number(goals.tpotP99 !== null));
+    const latency = { p99: this.latencyOver, ttft_p99: this.ttftOver, tpot_p99: this.tpotOver };
+    // the goals the verdict weighs: the pass probability, success, and each latency goal set
+    const weighed = 2 + Object.values(latency).filter((over) => over.isSet).length;
+    const alpha = intervalAlpha(looks, weighed);
     const hasDeadline = timeoutMicros > 0;
     const timeoutBucket = hasDeadline ? bucketOf(Math.min(Math.round(timeoutMicros), U32_MAX)) : 0;
     const pooled = grown(this.pooled, Math.max(this.pooled.length, timeoutBucket + 1));
@@ -226,13 +229,14 @@ export class CaseSeeds {
     const sides: Record<Criterion, Side | null> = {
       pass_probability: seeds === 0 ? 'misses' : sideOf(passLo, passHi, confidence, 'atLeast', RATE_EPSILON),
       success: ratioSide(successInterval, success >= goals.success - RATE_EPSILON, goals.success, 'atLeast'),
-      p99: this.latencyOver.side(p99 <= goals.p99, alpha),
-      ttft_p99: this.ttftOver.side(ttftP99 <= (goals.ttftP99 ?? Infinity), alpha),
-      tpot_p99: this.tpotOver.side(tpotP99 <= (goals.tpotP99 ?? Infinity), alpha),
+      p99: latency.p99.side(p99 <= goals.p99, alpha),
+      ttft_p99: latency.ttft_p99.side(ttftP99 <= (goals.ttftP99 ?? Infinity), alpha),
+      tpot_p99: latency.tpot_p99.side(tpotP99 <= (goals.tpotP99 ?? Infinity), alpha),
     };
     const criteria = (Object.keys(sides) as Criterion[]).filter((c) => sides[c] !== null);
     const verdict = verdictOf(criteria.map((c) => sides[c]!), overloadedSeeds > 0);
     const undecided = verdict === 'UNDECIDED' ? criteria.filter((c) => sides[c] === 'straddles') : [];
+    const missed = criteria.filter((c) => sides[c] === 'misses');
     const { measuredMicros, outputTokens, batchArea, busy, good, cachedTokens, promptTokens } = this;
     const { rejected, timedOut, died, overloaded, topCalls, totalCalls, longestQueue, longestQueueAt } = this;
     const perSecond = (n: number): number => (measuredMicros > 0 ? (n * 1e6) / measuredMicros : Number.NaN);
@@ -266,6 +270,7 @@ export class CaseSeeds {
       interval_level: 1 - alpha,
       verdict,
       undecided: undecided.join(','),
+      missed: missed.join(','),
       passes: verdict === 'PASS',
       output_tokens_per_s: hasCalls ? perSecond(outputTokens) : Number.NaN,
       output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
@@ -373,6 +378,11 @@ class OverGoal {
   private readonly counted: number[] = [];
 
   constructor(private readonly goal: number | null) {}
+
+  /** Whether the problem sets this goal (the verdict weighs it). */
+  get isSet(): boolean {
+    return this.goal !== null;
+  }
 
   add(histogram: ArrayLike<number>): void {
     if (this.goal === null) return;

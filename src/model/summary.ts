@@ -51,6 +51,7 @@ const HEAD = {
   interval_level: number("two-sided confidence of this row's intervals: 1 - 2 x 0.05 / (looks x goals), so that the verdict is wrong with probability at most 5% over the goals (3 to 5) and the looks of --seeds auto (1 with a fixed seed count)"),
   verdict: { kind: 'text', meaning: "PASS when every goal's interval lies on its side (pass_probability_lo reaches the confidence, pooled success and p99, TTFT and TPOT p99 meet their goals), FAIL when one lies wholly on the wrong side or a seed overloaded, else UNDECIDED" },
   undecided: { kind: 'text', meaning: "the goals still within seed noise when UNDECIDED (pass_probability, success, p99, ttft_p99, tpot_p99), comma-separated; '' otherwise" },
+  missed: { kind: 'text', meaning: "the goals whose interval lies wholly on the wrong side when FAIL, comma-separated; '' otherwise (an overloaded seed fails a case on its own: overload_reason)" },
   passes: { kind: 'boolean', meaning: 'verdict is PASS' },
   output_tokens_per_s: number('output tokens of finished model calls per second of measured window'),
   output_tokens_per_s_per_replica: number('output_tokens_per_s per GPU replica'),
@@ -126,7 +127,7 @@ const ofKind = (kind: ColumnKind): ReadonlySet<keyof CaseSummary> =>
 /** Columns that count (seeds, requests, failures, queue lengths): integers in Arrow and Parquet. */
 export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('count');
 
-/** Text columns: `case` (a dictionary in Arrow), `verdict`, `undecided`, `longest_queue_at`, `overload_reason`. */
+/** Text columns: `case` (a dictionary in Arrow), `verdict`, `undecided`, `missed`, `longest_queue_at`, `overload_reason`. */
 export const TEXT_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('text');
 
 /**

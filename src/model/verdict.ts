@@ -9,8 +9,6 @@
  * bound, the flat error-spending group-sequential design): the chance of a wrong verdict stays
  * under 1 - VERDICT_LEVEL however the looks went.
  */
-import { studentT } from './stats.js';
-
 export type Verdict = 'PASS' | 'FAIL' | 'UNDECIDED';
 
 /** Confidence of a run's verdicts: the chance that none is wrong, per configuration. */
@@ -63,41 +61,6 @@ export function verdictOf(sides: readonly Side[], overloaded: boolean): Verdict 
 export function pointVerdict(verdicts: readonly Verdict[]): Verdict {
   if (verdicts.includes('FAIL')) return 'FAIL';
   return verdicts.includes('UNDECIDED') ? 'UNDECIDED' : 'PASS';
-}
-
-/**
- * A pooled ratio (Σ num / Σ den over seeds) and its interval at 1 - alpha: Student's t
- * across seeds on the ratio estimator's residuals e_i = (num_i - r den_i) / mean(den), the
- * half-width t(n-1) x sd(e) / sqrt(n). With equal denominators this is the plain t-interval on
- * the per-seed ratios; the weighting keeps the pooled ratio inside its interval when seeds
- * differ in size. Seeds with a zero denominator carry no ratio and are left out; with fewer
- * than two left there is no spread to measure and the interval is the point. Clamped to [0, 1].
- */
-export function ratioInterval(
-  num: readonly number[],
-  den: readonly number[],
-  alpha: number,
-): { readonly ratio: number; readonly lo: number; readonly hi: number; readonly seeds: number } {
-  let sumNum = 0;
-  let sumDen = 0;
-  let n = 0;
-  for (let i = 0; i < den.length; i++) {
-    if (den[i]! <= 0) continue;
-    sumNum += num[i]!;
-    sumDen += den[i]!;
-    n++;
-  }
-  const ratio = sumDen > 0 ? sumNum / sumDen : Number.NaN;
-  if (n < 2 || Number.isNaN(ratio)) return { ratio, lo: ratio, hi: ratio, seeds: n };
-  const meanDen = sumDen / n;
-  let sumSq = 0;
-  for (let i = 0; i < den.length; i++) {
-    if (den[i]! <= 0) continue;
-    const e = (num[i]! - ratio * den[i]!) / meanDen;
-    sumSq += e * e;
-  }
-  const half = studentT(n - 1, alpha) * Math.sqrt(sumSq / (n - 1) / n);
-  return { ratio, lo: Math.max(0, ratio - half), hi: Math.min(1, ratio + half), seeds: n };
 }
 
 /** How many seeds configurations run: `seeds` first, up to `maxSeeds` for the undecided. */

@@ -86,7 +86,9 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   const pointsPerChunk = Math.max(1, Math.floor(CHUNK_INSTANCES / perPoint));
   const batches: BatchUsed[] = [];
   let error: Error | null = null;
-  let arrivals = 0;
+  // arrivals simulated by earlier chunks (counted), and so far (estimated while a chunk runs)
+  let arrivalsBefore = 0;
+  let arrivalsDone = 0;
   let before = 0;
   let instancesDone = 0;
   let planned = points.length * perPoint;
@@ -98,8 +100,9 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
     error ??= err instanceof Error ? err : new Error(String(err));
     stop.abort();
   };
-  const progress = (instances: number, arrivalsDone: number): void => {
+  const progress = (instances: number, arrivals: number): void => {
     instancesDone = instances;
+    arrivalsDone = arrivals;
     options.onProgress?.(instancesDone, arrivalsDone, planned);
   };
 
@@ -124,7 +127,6 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
     const pending: Promise<void>[] = [];
     const pointDone = async (p: number): Promise<void> => {
       if (stop.signal.aborted) return;
-      arrivals += rows[p]!.reduce((s, r) => s + r.requests, 0);
       try {
         // called before any await: an onPoint that throws stops the engines before another point is taken
         const taken = options.onPoint?.(chunk[p]!.point, rows[p]!);
@@ -132,7 +134,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       } catch (err) {
         fail(err);
       }
-      progress(instancesDone, arrivals);
+      progress(instancesDone, arrivalsDone);
     };
     // a configuration's verdict after the look that brought it to `seeds.count` seeds
     const look = (c: Configuration, last: boolean): void => {
@@ -145,34 +147,44 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       left[c.p]! -= 1;
       if (left[c.p] === 0) pending.push(pointDone(c.p));
     };
+    // instances this chunk ran in looks before the one running: progress's arrivals estimate
+    let chunkDone = 0;
     for (let l = 0; l < looks.length && !stop.signal.aborted; l++) {
       const open = configs.filter((c) => c.row === undefined);
       if (open.length === 0) break;
       const first = l === 0 ? 0 : looks[l - 1]!;
       const count = looks[l]! - first;
       if (l > 0) planned += open.length * count;
-      const items: WorkItem[] = open.map((c) => ({ config: c.config, seed: spec.baseSeed, first, seeds: count }));
-      try {
-        batches.push(...(await runItems(items, {
-          engine: spec.engine,
-          signal: stop.signal,
-          onProgress: (done) => progress(before + done, arrivals + done * perInstance),
-          onItem: (item, r) => {
-            if (stop.signal.aborted) return;
-            const c = open[item]!;
-            for (const result of decodeRecords(c.config, r)) c.seeds.add(result);
-            look(c, l === looks.length - 1);
-          },
-        })));
-        await Promise.all(pending);
-      } catch (err) {
-        await Promise.all(pending);
-        if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
-        break;
+      // a later look's seeds go in pieces of a chunk's size, as its first look did: an engine
+      // holds a batch's records at once
+      const perPiece = Math.max(1, Math.floor(CHUNK_INSTANCES / count));
+      for (let from = 0; from < open.length && !stop.signal.aborted; from += perPiece) {
+        const piece = open.slice(from, from + perPiece);
+        const items: WorkItem[] = piece.map((c) => ({ config: c.config, seed: spec.baseSeed, first, seeds: count }));
+        try {
+          batches.push(...(await runItems(items, {
+            engine: spec.engine,
+            signal: stop.signal,
+            onProgress: (done) => progress(before + done, arrivalsBefore + (chunkDone + done) * perInstance),
+            onItem: (item, r) => {
+              if (stop.signal.aborted) return;
+              const c = piece[item]!;
+              for (const result of decodeRecords(c.config, r)) c.seeds.add(result);
+              look(c, l === looks.length - 1);
+            },
+          })));
+          await Promise.all(pending);
+        } catch (err) {
+          await Promise.all(pending);
+          if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
+          break;
+        }
+        pending.length = 0;
+        before += items.length * count;
+        chunkDone += items.length * count;
       }
-      pending.length = 0;
-      before += items.length * count;
     }
+    arrivalsBefore += rows.reduce((sum, pointRows) => sum + pointRows.reduce((s, r) => s + (r?.requests ?? 0), 0), 0);
   }
   options.signal?.removeEventListener('abort', abort);
   return { batches, error };

@@ -79,6 +79,7 @@ export class Job {
   private instancesDone = 0;
   /** Instances of the finished points (each row says the seeds its configuration took). */
   private instancesFinished = 0;
+  private instancesPlanned = 0;
   private error: (Error & { code?: unknown }) | null = null;
   private readonly listeners = new Set<(event: JobEvent) => void>();
 
@@ -138,8 +139,10 @@ export class Job {
     this.meta = meta;
   }
 
-  setInstancesDone(done: number): void {
+  /** Progress of the running sweep: instances done, and planned so far (more as undecided configurations take seeds). */
+  setInstances(done: number, planned: number): void {
     this.instancesDone = done;
+    this.instancesPlanned = planned;
   }
 
   addPoint(point: GridPoint, rows: readonly SweepRow[]): void {
@@ -172,11 +175,11 @@ export class Job {
   }
 
   /**
-   * Instances the sweep runs: every configuration's first seeds, and with --seeds auto at
-   * least what has run (undecided configurations take more as they go).
+   * Instances the sweep runs: every configuration's first seeds, and with seeds 'auto' what the
+   * run has planned so far (undecided configurations take more as they go).
    */
   private instancesTotal(done: number): number {
-    return Math.max(done, this.sweep.points.length * this.sweep.caseNames.length * this.sweep.seeds);
+    return Math.max(done, this.instancesPlanned, this.sweep.points.length * this.sweep.caseNames.length * this.sweep.seeds);
   }
 
   private unfinished(): number[] {
@@ -293,7 +296,7 @@ export class JobRegistry {
         signal,
         onMeta: (meta) => job.setMeta(meta),
         onPoint: (point, rows) => job.addPoint(point, rows),
-        onProgress: (progress) => job.setInstancesDone(progress.instancesDone),
+        onProgress: (progress) => job.setInstances(progress.instancesDone, progress.instancesTotal),
       };
       const outcome = await (dispatcher ? dispatcher.run(job, options) : runSweepStreaming(this.options.run, job.sweep, options));
       const state = outcome.unfinished.length === 0 ? 'done' : outcome.cancelled ? 'cancelled' : 'failed';

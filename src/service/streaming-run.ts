@@ -21,30 +21,36 @@ export async function runSweepStreaming(run: SweepRunner, sweep: Sweep, options:
   const [first, ...rest] = sweep.points.map((p) => p.index);
   const total = sweep.points.length;
   const perPoint = sweep.caseNames.length * sweep.seeds;
-  const overall = (p: SweepProgress, pointsBefore: number, arrivalsBefore: number): SweepProgress => ({
-    pointsDone: p.pointsDone + pointsBefore,
+  // the run so far (the first point's, once it is done) and the rest's first seeds: with seeds
+  // 'auto' the totals grow as undecided configurations take more
+  const overall = (p: SweepProgress, before: { points: number; instances: number; arrivals: number }, pointsAfter: number): SweepProgress => ({
+    pointsDone: p.pointsDone + before.points,
     pointsTotal: total,
-    instancesDone: p.instancesDone + pointsBefore * perPoint,
-    instancesTotal: total * perPoint,
-    arrivalsDone: p.arrivalsDone + arrivalsBefore,
+    instancesDone: p.instancesDone + before.instances,
+    instancesTotal: p.instancesTotal + before.instances + pointsAfter * perPoint,
+    arrivalsDone: p.arrivalsDone + before.arrivals,
   });
 
   const head = await run(sweep, {
     signal,
     only: [first!],
-    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, 0, 0)) } : {}),
+    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, { points: 0, instances: 0, arrivals: 0 }, rest.length)) } : {}),
   });
   if (head.finished.length === 0) return { ...head, unfinished: sweep.points.map((p) => p.index) };
   options.onMeta(head.meta);
   options.onPoint(sweep.points[first!]!, head.rows);
   if (rest.length === 0) return head;
 
-  const arrivals = head.rows.reduce((sum, r) => sum + r.summary.requests, 0);
+  const before = {
+    points: 1,
+    instances: head.rows.reduce((sum, r) => sum + r.summary.seeds, 0),
+    arrivals: head.rows.reduce((sum, r) => sum + r.summary.requests, 0),
+  };
   const tail = await run(sweep, {
     signal,
     only: rest,
     onPoint: options.onPoint,
-    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, 1, arrivals)) } : {}),
+    ...(options.onProgress ? { onProgress: (p: SweepProgress) => options.onProgress!(overall(p, before, 0)) } : {}),
   });
   return {
     rows: [...head.rows, ...tail.rows],
