@@ -94,6 +94,7 @@ function fakeRow(name: string): CaseSummary {
     seeds: 4,
     verdict: 'FAIL',
     undecided: '',
+    missed: 'success',
     passes: false,
     p99_ms: Number.NaN,
     longest_queue_at: '',

@@ -26,6 +26,7 @@ function row(fields: Partial<CaseSummary> = {}): CaseSummary {
     interval_level: 0.95,
     verdict: 'PASS',
     undecided: '',
+    missed: '',
     passes: true,
     kv_hit_rate: 0.8512,
     gpu_utilization: 0.734,
@@ -71,6 +72,7 @@ const NOISY = row({
   case: 'peak-hour',
   verdict: 'UNDECIDED',
   undecided: 'pass_probability,p99',
+  missed: '',
   passes: false,
 });
 
@@ -124,11 +126,11 @@ describe('formatCsv', () => {
   it('puts the verdict and its intervals after pass_probability, and batch_occupancy after mean_batch', () => {
     const after = (col: keyof CaseSummary): readonly (keyof CaseSummary)[] =>
       SUMMARY_COLUMNS.slice(SUMMARY_COLUMNS.indexOf(col) + 1);
-    expect(after('pass_probability').slice(0, 6)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'passes']);
+    expect(after('pass_probability').slice(0, 7)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'missed', 'passes']);
     expect(after('mean_batch')[0]).toBe('batch_occupancy');
     // the list of undecided goals is one field, quoted for its commas
     const [, line] = formatCsv([NOISY]).split('\n');
-    expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",false,');
+    expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",,false,');
   });
 
   it('writes Infinity so readers parse it', () => {

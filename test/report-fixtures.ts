@@ -39,7 +39,7 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
     p50_ms: p99 / 3, p90_ms: p99 / 1.6, p99_ms: p99, p99_lo_ms: p99 * 0.85, p99_hi_ms: p99 * 1.2,
     p99_all_ms: dead ? 30_000 : p99, ttft_p99_ms: p99 / 4, pass_probability: passProbability,
     pass_probability_lo: Math.max(0, passProbability - 0.1), pass_probability_hi: Math.min(1, passProbability + 0.05), interval_level: 0.95,
-    verdict, undecided: verdict === 'UNDECIDED' ? 'pass_probability' : '', passes: verdict === 'PASS', kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
+    verdict, undecided: verdict === 'UNDECIDED' ? 'pass_probability' : '', missed: verdict === 'FAIL' ? 'pass_probability' : '', passes: verdict === 'PASS', kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
     gpu_wait_mean_ms: 10, gpu_wait_probability: 0.3, mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0,
     top_replica_share: 0.2, longest_queue: 4, longest_queue_at: 'gpu', overloaded: 0, overloaded_seeds: 0,
     overload_reason: '',
