@@ -61,7 +61,7 @@ export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boole
     sweep.caseNames.forEach((name, c) => rows.push({ point, summary: { ...summary(name, capacity, 40 * (1 + 0.25 * c)), ...overrides } }));
   }
   const meta: SweepMeta = {
-    problemId: sweep.problem.id, sweepId: sweep.id, engine: 'pool', adapter: null, seeds: sweep.seeds,
+    problemId: sweep.problem.id, sweepId: sweep.id, engine: 'pool', adapter: null, seeds: sweep.seeds, maxSeeds: sweep.maxSeeds,
     baseSeed: sweep.baseSeed, servesimVersion: '0.1.0', createdAt: '2026-11-29T15:07:31.123Z',
   };
   const done = new Set(rows.map((r) => r.point.index));

@@ -43,6 +43,8 @@ export interface ReportMeta {
   readonly engine: string;
   readonly adapter: string;
   readonly seeds: number | null;
+  /** Above `seeds`: seeds until decided, up to this many (null in files written before it). */
+  readonly maxSeeds: number | null;
   readonly baseSeed: number | null;
   readonly created: string;
   readonly confidence: number | null;
@@ -259,6 +261,7 @@ export function reportDataFromTable(table: Table): ReportData {
       engine: metadata.get('servesim.engine') ?? 'unknown',
       adapter: metadata.get('servesim.adapter') ?? '',
       seeds: numberOrNull(metadata.get('servesim.seeds')),
+      maxSeeds: numberOrNull(metadata.get('servesim.max_seeds')),
       baseSeed: numberOrNull(metadata.get('servesim.base_seed')),
       created: metadata.get('servesim.created') ?? '',
       confidence: numberOrNull(metadata.get('servesim.confidence')),
@@ -300,6 +303,7 @@ export function reportDataFromSweep({ sweep, outcome }: SweepReportSource): Repo
       engine: meta.engine ?? 'none',
       adapter: meta.adapter ?? '',
       seeds: meta.seeds,
+      maxSeeds: meta.maxSeeds,
       baseSeed: meta.baseSeed,
       created: meta.createdAt,
       confidence: sweep.confidence,
@@ -529,7 +533,7 @@ function metaSection(data: ReportData): string {
     ['sweep', meta.sweep],
     ['goals', meta.goals ? goalsText(meta.goals) : 'unknown'],
     ['confidence', meta.confidence === null ? 'unknown' : `${meta.confidence} of seeds meet every goal`],
-    ['seeds', meta.seeds === null ? 'unknown' : `${meta.seeds} per case and grid point`],
+    ['seeds', meta.seeds === null ? 'unknown' : meta.maxSeeds !== null && meta.maxSeeds > meta.seeds ? `${meta.seeds} to ${meta.maxSeeds} per case and grid point, until decided` : `${meta.seeds} per case and grid point`],
     ['base seed', meta.baseSeed === null ? 'unknown' : String(meta.baseSeed)],
     ['engine', meta.adapter ? `${meta.engine} (${meta.adapter})` : meta.engine],
     ['created', meta.created.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')],
