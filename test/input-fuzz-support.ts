@@ -508,7 +508,8 @@ const sweepFields = fc.record(
     ),
     grid: mostly(fc.array(gridAxis, { maxLength: 2 }).map(objectOf)),
     cases: mostly(fc.oneof(fc.constant('all'), fc.subarray([...BUILTIN_CASE_NAMES], { minLength: 1 })), fc.array(fc.oneof(fc.constantFrom(...SOME_CASES), string), { maxLength: 3 })),
-    seeds: mostly(fc.integer({ min: 1, max: 64 }), number),
+    seeds: mostly(fc.oneof(fc.integer({ min: 1, max: 64 }), fc.constant('auto')), number),
+    maxSeeds: mostly(fc.integer({ min: 1, max: 4096 }), number),
     seed: mostly(fc.nat({ max: 0xffffffff }), number),
     confidence: mostly(fc.double({ min: 0.5, max: 1, noNaN: true }), number),
     engine: mostly(fc.constantFrom('auto', 'cpu', 'gpu'), string),
@@ -799,7 +800,9 @@ function sweepFault(s: Sweep): string | undefined {
   if (s.points.length !== points) return `${s.points.length} points for a grid of ${points}`;
   // sweeps/README.md: at most 100,000 grid points, so a huge range must be refused
   if (points > 100_000) return `${points} grid points`;
-  if (points * s.caseNames.length * s.seeds > DEFAULT_MAX_INSTANCES) return `${points} points x ${s.caseNames.length} cases x ${s.seeds} seeds`;
+  if (s.maxSeeds < s.seeds) return `maxSeeds ${s.maxSeeds} under seeds ${s.seeds}`;
+  // the limit counts the most seeds an undecided configuration may take
+  if (points * s.caseNames.length * s.maxSeeds > DEFAULT_MAX_INSTANCES) return `${points} points x ${s.caseNames.length} cases x ${s.maxSeeds} seeds`;
   return problemFault(s.problem);
 }
 

@@ -4,6 +4,7 @@
  * unless `--check` asks for the verdicts as the status (for scripts and CI).
  */
 import type { Problem, Scenario } from '../model/problem.js';
+import { pointVerdict } from '../model/verdict.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
@@ -87,9 +88,8 @@ export async function runCommand(
 
 /** `--check`: 1 when any case FAILs, else 3 when any is UNDECIDED, else 0. */
 function checkStatus(results: readonly RunResult[]): number {
-  const verdicts = results.flatMap((r) => r.rows.map((row) => row.verdict));
-  if (verdicts.includes('FAIL')) return EXIT.checkFailed;
-  return verdicts.includes('UNDECIDED') ? EXIT.checkUndecided : EXIT.ok;
+  const verdict = pointVerdict(results.flatMap((r) => r.rows.map((row) => row.verdict)));
+  return verdict === 'FAIL' ? EXIT.checkFailed : verdict === 'UNDECIDED' ? EXIT.checkUndecided : EXIT.ok;
 }
 
 /** Tables and CSV stream out per problem; JSON waits for all (one document). */

@@ -115,11 +115,6 @@ export class CaseSeeds {
     this.tpotOver = new OverGoal(goals.tpotP99);
   }
 
-  /** Seeds added so far. */
-  get count(): number {
-    return this.seeds;
-  }
-
   add(r: InstanceResult): void {
     this.seeds++;
     this.arrivals += r.arrivals;
@@ -376,8 +371,14 @@ function ratioSide(
 class OverGoal {
   private readonly over: number[] = [];
   private readonly counted: number[] = [];
+  /** The first bucket whose midpoint is over the goal (midpoints rise with the bucket). */
+  private readonly firstOver: number;
 
-  constructor(private readonly goal: number | null) {}
+  constructor(private readonly goal: number | null) {
+    // the goal's own bucket is over it when its midpoint is; every bucket below lies under it
+    const at = goal === null ? 0 : bucketOf(Math.min(Math.floor(goal), U32_MAX));
+    this.firstOver = goal !== null && bucketMid(at) <= goal ? at + 1 : at;
+  }
 
   /** Whether the problem sets this goal (the verdict weighs it). */
   get isSet(): boolean {
@@ -390,7 +391,7 @@ class OverGoal {
     let total = 0;
     for (let i = 0; i < histogram.length; i++) {
       total += histogram[i]!;
-      if (bucketMid(i) > this.goal) over += histogram[i]!;
+      if (i >= this.firstOver) over += histogram[i]!;
     }
     this.over.push(over);
     this.counted.push(total);
@@ -408,17 +409,13 @@ const TAIL_SHARE = 0.01;
 
 /** A per-call time (TTFT, TPOT) pooled over seeds: the sum of their histograms, and each seed's p99. */
 class Pooled {
-  private counts = new Float64Array(0);
+  private counts: Float64Array = new Float64Array(0);
   private readonly seedP99s: number[] = [];
   private sorted = true;
 
   /** Adds a seed's histogram; returns the seed's own p99 (NaN if it counted nothing). */
   add(histogram: Uint32Array): number {
-    if (this.counts.length < histogram.length) {
-      const grown = new Float64Array(histogram.length);
-      grown.set(this.counts);
-      this.counts = grown;
-    }
+    if (this.counts.length < histogram.length) this.counts = grown(this.counts, histogram.length);
     for (let i = 0; i < histogram.length; i++) this.counts[i]! += histogram[i]!;
     const p99 = histogram.length === 0 ? Number.NaN : quantile(histogram, 0.99);
     if (!Number.isNaN(p99)) {

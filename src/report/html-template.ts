@@ -65,13 +65,17 @@ export const REPORT_HELPERS = `
     });
     return counts;
   }
+  // ", 1 undecided" when any is.
+  function undecidedText(counts) {
+    return counts.undecided > 0 ? ', ' + counts.undecided + ' undecided' : '';
+  }
   // "4 of 6 pass", and ", 1 undecided" when any is.
   function countText(counts) {
-    return counts.pass + ' of ' + counts.total + ' pass' + (counts.undecided > 0 ? ', ' + counts.undecided + ' undecided' : '');
+    return counts.pass + ' of ' + counts.total + ' pass' + undecidedText(counts);
   }
   // "passes at 4 of 6 points shown", and ", 1 undecided" when any is.
   function badgeText(counts) {
-    return 'passes at ' + counts.pass + ' of ' + counts.total + ' points shown' + (counts.undecided > 0 ? ', ' + counts.undecided + ' undecided' : '');
+    return 'passes at ' + counts.pass + ' of ' + counts.total + ' points shown' + undecidedText(counts);
   }
   // What a cell's title adds about its verdict: " (passes)", " (undecided: success,p99)" or nothing.
   function verdictNote(r) {

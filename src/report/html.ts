@@ -103,7 +103,7 @@ export interface ReportMetric {
 
 /**
  * One grid point over all the cases: it FAILs when a case does, else is UNDECIDED when a case
- * is, else PASSes; a point missing a case's result does not pass (FAIL, unless UNDECIDED).
+ * is, else PASSes; a point missing a case's result FAILs (it cannot pass).
  */
 export interface ReportPoint {
   readonly point: readonly number[];

@@ -136,7 +136,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       }
       progress(instancesDone, arrivalsDone);
     };
-    // a configuration's verdict after the look that brought it to `seeds.count` seeds
+    // a configuration's verdict after a look: final when decided or at the last look
     const look = (c: Configuration, last: boolean): void => {
       const { problem, cases } = chunk[c.p]!;
       const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
@@ -147,8 +147,8 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       left[c.p]! -= 1;
       if (left[c.p] === 0) pending.push(pointDone(c.p));
     };
-    // instances this chunk ran in looks before the one running: progress's arrivals estimate
-    let chunkDone = 0;
+    // the instances run before this chunk: progress estimates the chunk's arrivals from the rest
+    const chunkStart = before;
     for (let l = 0; l < looks.length && !stop.signal.aborted; l++) {
       const open = configs.filter((c) => c.row === undefined);
       if (open.length === 0) break;
@@ -165,7 +165,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
           batches.push(...(await runItems(items, {
             engine: spec.engine,
             signal: stop.signal,
-            onProgress: (done) => progress(before + done, arrivalsBefore + (chunkDone + done) * perInstance),
+            onProgress: (done) => progress(before + done, arrivalsBefore + (before - chunkStart + done) * perInstance),
             onItem: (item, r) => {
               if (stop.signal.aborted) return;
               const c = piece[item]!;
@@ -181,7 +181,6 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
         }
         pending.length = 0;
         before += items.length * count;
-        chunkDone += items.length * count;
       }
     }
     arrivalsBefore += rows.reduce((sum, pointRows) => sum + pointRows.reduce((s, r) => s + (r?.requests ?? 0), 0), 0);
