@@ -428,11 +428,29 @@ fn entryAt(r: u32, e: u32) -> u32 {
   return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + e * ENTRY_WORDS;
 }
 
+/** The entries of replica r that may be in use: those below its high-water mark. */
+fn cacheUsed(r: u32) -> u32 {
+  return st[ix(replicaAt(r) + RP_ENTRIES)];
+}
+
+/** The entry of replica r with key `key` (not 0), or NONE. */
 fn cacheFind(r: u32, key: u32) -> u32 {
-  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
+  let used = cacheUsed(r);
+  for (var e = 0u; e < used; e++) {
     if (st[ix(entryAt(r, e) + E_KEY)] == key) { return e; }
   }
   return NONE;
+}
+
+/** An empty entry of replica r, the lowest (raising the high-water mark past it), or NONE when all are in use. */
+fn cacheFree(r: u32) -> u32 {
+  let used = cacheUsed(r);
+  for (var e = 0u; e < used; e++) {
+    if (st[ix(entryAt(r, e) + E_KEY)] == 0u) { return e; }
+  }
+  if (used == param(P_CACHE_CAP)) { return NONE; }
+  st[ix(replicaAt(r) + RP_ENTRIES)] = used + 1u;
+  return used;
 }
 
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
@@ -450,31 +468,48 @@ fn traceRow(j: u32) -> u32 {
   return st[ix(sb + G_TRACE_START)] + st[ix(jobAt(j) + J_INDEX)];
 }
 
+/** Word `field` (a TN) of node key `key` (node + 1) of the trace's radix tree. */
+fn treeWord(key: u32, field: u32) -> u32 {
+  return tb[param(P_OFF_TRACE) + param(P_TRACE_ROWS) * TRACE_WORDS + (key - 1u) * TREE_WORDS + field];
+}
+
+/**
+ * The entry of replica r holding the deepest cached node on the path to trace node key `v`, or
+ * NONE: keys number the nodes in preorder, so an ancestor's is at most v with v within its
+ * subtree, and the deepest ancestor has the largest key. An entry's ancestors are cached with it.
+ */
+fn cacheDeepest(r: u32, v: u32) -> u32 {
+  let used = cacheUsed(r);
+  var best = NONE;
+  var bestKey = 0u;
+  for (var e = 0u; e < used; e++) {
+    let key = st[ix(entryAt(r, e) + E_KEY)];
+    // (&& short-circuits: an empty entry, key 0, reads no node)
+    if (key > bestKey && key <= v && v <= treeWord(key, TN_END)) {
+      best = e;
+      bestKey = key;
+    }
+  }
+  return best;
+}
+
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
 fn cacheBest(r: u32, j: u32) -> u32 {
   if (KIND == KIND_TASK) {
     let session = cacheFind(r, SESSION_KEY | st[ix(jobAt(j) + J_INDEX)]);
     if (session != NONE) { return session; }
   }
-  if (param(P_TRACE_ROWS) != 0u) {
-    // the entry of the earlier request it shares the most with, keyed as prefillDone keys it
-    let parent = traceWord(traceRow(j), TR_PARENT);
-    if (parent == NONE) { return NONE; }
-    return cacheFind(r, parent + 1u);
-  }
   let key = prefixKey(j);
   if (key == 0u) { return NONE; }
+  if (param(P_TRACE_ROWS) != 0u) { return cacheDeepest(r, key); }
   return cacheFind(r, key);
 }
 
 /** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
 fn cachedTokens(r: u32, e: u32, j: u32) -> u32 {
   if (e == NONE) { return 0u; }
-  // an entry of a trace holds only its own tokens past its parent's; the prefix shared is the trace's
-  var tokens = st[ix(entryAt(r, e) + E_TOKENS)];
-  if (param(P_TRACE_ROWS) != 0u) { tokens = traceWord(traceRow(j), TR_SHARED); }
   // at least one prompt token is always computed
-  return min(tokens, st[ix(jobAt(j) + J_PROMPT)] - 1u);
+  return min(st[ix(entryAt(r, e) + E_DEPTH)], st[ix(jobAt(j) + J_PROMPT)] - 1u);
 }
 
 fn cacheDrop(r: u32, e: u32) {
@@ -491,13 +526,15 @@ fn cacheDrop(r: u32, e: u32) {
   st[ix(eb + E_PINS)] = 0u;
   st[ix(eb + E_PARENT)] = NONE;
   st[ix(eb + E_CHILDREN)] = 0u;
+  st[ix(eb + E_DEPTH)] = 0u;
 }
 
 /** The least recently used entry neither pinned nor a parent, or NONE. */
 fn cacheVictim(r: u32) -> u32 {
   var victim = NONE;
   var oldest = NONE;
-  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
+  let used = cacheUsed(r);
+  for (var e = 0u; e < used; e++) {
     let eb = entryAt(r, e);
     if (st[ix(eb + E_KEY)] != 0u && st[ix(eb + E_PINS)] == 0u && st[ix(eb + E_CHILDREN)] == 0u && (victim == NONE || st[ix(eb + E_LAST)] < oldest)) {
       victim = e;
@@ -519,17 +556,12 @@ fn cacheMakeRoom(r: u32, need: u32) -> bool {
 }
 
 /**
- * A new entry of `tokens` tokens the caller has already counted in KV_USED. A trace's entries
- * can outnumber the table (compile.ts sizes it by blocks): the least recently used leaf makes
- * way, and with none the prefix is not kept (NONE). Elsewhere a full table stops the instance.
+ * A new entry of `tokens` tokens (covering `depth` prompt tokens with its ancestors') that the
+ * caller has already counted in KV_USED. Entries hold at least the smallest cached context and
+ * fit in kvTokens, so compile.ts sizes the table to never fill: a full one stops the instance.
  */
-fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
-  var e = cacheFind(r, 0u);
-  if (e == NONE && param(P_TRACE_ROWS) != 0u) {
-    e = cacheVictim(r);
-    if (e == NONE) { return NONE; }
-    cacheDrop(r, e);
-  }
+fn cacheInsert(r: u32, key: u32, tokens: u32, depth: u32, pins: u32) -> u32 {
+  let e = cacheFree(r);
   if (e == NONE) {
     fail(ERR_CACHE_FULL);
     return NONE;
@@ -541,6 +573,7 @@ fn cacheInsert(r: u32, key: u32, tokens: u32, pins: u32) -> u32 {
   st[ix(eb + E_PINS)] = pins;
   st[ix(eb + E_PARENT)] = NONE;
   st[ix(eb + E_CHILDREN)] = 0u;
+  st[ix(eb + E_DEPTH)] = depth;
   return e;
 }
 
@@ -563,7 +596,7 @@ fn cacheStoreSession(r: u32, j: u32) {
   if (!cacheMakeRoom(r, tokens)) { return; }
   let rb = replicaAt(r);
   st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + tokens;
-  cacheInsert(r, key, tokens, 0u);
+  cacheInsert(r, key, tokens, tokens, 0u);
 }
 
 // ---- GPU replicas: continuous batching ------------------------------------------------------
@@ -625,7 +658,7 @@ fn prefillDone(r: u32, j: u32) {
   let tokens = select(prefixTokens(key - 1u), param(P_SYSTEM_TOKENS), KIND == KIND_TASK);
   if (st[ix(jb + J_CACHED)] >= tokens || cacheFind(r, key) != NONE) { return; }
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
-  let e = cacheInsert(r, key, tokens, 1u);
+  let e = cacheInsert(r, key, tokens, tokens, 1u);
   if (e == NONE) { return; }
   st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
   cacheUnpin(r, j);
@@ -633,23 +666,43 @@ fn prefillDone(r: u32, j: u32) {
 }
 
 /**
- * A trace request's prompt becomes shareable: its tokens past the prefix it found cached move
- * from its reservation into an entry under that prefix's (which it unpins: the child keeps it).
+ * A trace request's full blocks become shareable: the nodes on its path below the deepest one
+ * cached (another request may have cached more since it was admitted) become entries, each
+ * under the one above, their tokens moved from its reservation; it pins the deepest, which
+ * keeps the path above it.
  */
 fn traceCacheInsert(r: u32, j: u32, key: u32) {
   let jb = jobAt(j);
   if (cacheFind(r, key) != NONE) { return; }
-  let tokens = st[ix(jb + J_PROMPT)] - st[ix(jb + J_CACHED)];
-  let e = cacheInsert(r, key, tokens, 1u);
-  if (e == NONE) { return; }
-  let parent = st[ix(jb + J_ENTRY)];
-  if (parent != NONE) {
-    st[ix(entryAt(r, e) + E_PARENT)] = parent;
-    st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] + 1u;
+  let above = cacheDeepest(r, key);
+  // (ifs, not selects, here and for `moved`: a select would read entry NONE's words)
+  var aboveKey = 0u;
+  if (above != NONE) { aboveKey = st[ix(entryAt(r, above) + E_KEY)]; }
+  // from the request's own node up to the cached one, each new entry the parent of the last
+  var child = NONE;
+  var deepest = NONE;
+  var u = key;
+  while (u != aboveKey) {
+    let e = cacheInsert(r, u, treeWord(u, TN_TOKENS), treeWord(u, TN_DEPTH), 0u);
+    if (e == NONE) { return; }
+    if (child == NONE) { deepest = e; }
+    else { cacheLink(r, child, e); }
+    child = e;
+    u = treeWord(u, TN_PARENT);
   }
-  st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
+  if (above != NONE) { cacheLink(r, child, above); }
+  var moved = treeWord(key, TN_DEPTH);
+  if (above != NONE) { moved -= st[ix(entryAt(r, above) + E_DEPTH)]; }
+  st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - moved;
   cacheUnpin(r, j);
-  st[ix(jb + J_ENTRY)] = e;
+  st[ix(entryAt(r, deepest) + E_PINS)] = 1u;
+  st[ix(jb + J_ENTRY)] = deepest;
+}
+
+/** Entry `child` of replica r hangs under entry `parent`. */
+fn cacheLink(r: u32, child: u32, parent: u32) {
+  st[ix(entryAt(r, child) + E_PARENT)] = parent;
+  st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] + 1u;
 }
 
 /**
@@ -871,7 +924,8 @@ fn replicaReset(r: u32) {
     replicaUnload(r, j);
     callFailed(j);
   }
-  for (var e = 0u; e < param(P_CACHE_CAP); e++) {
+  let used = cacheUsed(r);
+  for (var e = 0u; e < used; e++) {
     if (st[ix(entryAt(r, e) + E_KEY)] != 0u) { cacheDrop(r, e); }
   }
 }
@@ -1230,9 +1284,9 @@ fn requestShape(j: u32) {
   let jb = jobAt(j);
   let index = st[ix(jb + J_INDEX)];
   if (param(P_TRACE_ROWS) != 0u) {
-    // as recorded (the trace's parser holds both at 1 or more); its own key shares its prompt
+    // as recorded (the trace's parser holds both at 1 or more), its prefix the tree node its full blocks end at
     let row = traceRow(j);
-    st[ix(jb + J_PREFIX)] = row + 1u;
+    st[ix(jb + J_PREFIX)] = traceWord(row, TR_NODE);
     st[ix(jb + J_PROMPT)] = traceWord(row, TR_INPUT);
     st[ix(jb + J_OUTPUT)] = traceWord(row, TR_OUTPUT);
     return;

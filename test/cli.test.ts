@@ -81,6 +81,7 @@ function fakeProblem(id: string): Problem {
     goals: { success: 0.99, p99: 2_000_000 },
     confidence: 0.9,
     seed: 42,
+    traffic: { trace: null },
     cases: SCENARIOS,
   } as unknown as Problem;
 }

@@ -7,7 +7,7 @@ import { acquireGpu, type GpuContext } from '../src/gpu/adapter.js';
 import { runGpuBatchWithFallback, type GpuBatchOptions, type GpuBatchOutcome } from '../src/gpu/engine.js';
 import { COMPILE_MS, describeGpu } from './gpu-support.js';
 import { configFor } from './support.js';
-import { conversations, traceProblem } from './trace-support.js';
+import { CACHE_STORIES, conversations, traceProblem, wholeWindow } from './trace-support.js';
 
 const RUN_MS = 10 * 60_000;
 const SEEDS = [11, 20_261_201];
@@ -36,6 +36,8 @@ const traceGrid = [
   traceProblem('gpu-trace-b', traceLines, 'duration: 10s, warmup: 5s', 'replicas: 3, slots: 4, kvTokens: 6000', 'cache-aware').config,
   // a gap of 72 minutes, past the u32 clock, that some windows reach
   traceProblem('gpu-trace-gap', conversations(4_000).map((l, i) => ({ ...l, timestamp: i * 100 + (i < 2_000 ? 0 : 4_320_000) })), 'duration: 20s, warmup: 5s', 'replicas: 2, slots: 4, kvTokens: 6000', 'prefix-affinity').config,
+  // the block cache's rules: siblings, a split run, leaves before prefixes, pinned blocks
+  ...Object.entries(CACHE_STORIES).map(([name, story]) => traceProblem(`gpu-${name}`, story.lines, wholeWindow(story.lines), story.gpu).config),
 ];
 const traceBatch: EngineBatch = {
   configs: traceGrid,

@@ -594,16 +594,31 @@ const soundTraces = new WeakSet<Trace>();
 function traceFault(t: Trace): string | undefined {
   if (soundTraces.has(t)) return undefined;
   const n = t.requests;
-  const columns = [t.at, t.input, t.output, t.parent, t.shared, t.routeKey];
-  if (n < 1 || columns.some((c) => c.length !== n)) return `${n} requests, columns of ${columns.map((c) => c.length).join(', ')}`;
+  const columns = [t.at, t.input, t.output, t.node, t.reusable];
+  if (n < 1 || columns.some((c) => c.length !== n) || t.idsStart.length !== n + 1) {
+    return `${n} requests, columns of ${columns.map((c) => c.length).join(', ')}, idsStart of ${t.idsStart.length}`;
+  }
+  const { nodes, parent, end, tokens, depth } = t.tree;
+  if ([parent, end, tokens, depth].some((c) => c.length !== nodes)) return `a tree of ${nodes} nodes, columns of ${[parent, end, tokens, depth].map((c) => c.length).join(', ')}`;
+  for (let u = 0; u < nodes; u++) {
+    const p = parent[u]!;
+    if (p < -1 || p >= u) return `tree node ${u}: parent ${p}`;
+    if (end[u]! <= u || end[u]! > nodes || (p >= 0 && end[u]! > end[p]!)) return `tree node ${u}: end ${end[u]}`;
+    if (tokens[u]! < 512 || tokens[u]! % 512 !== 0) return `tree node ${u}: tokens ${tokens[u]}`;
+    if (depth[u] !== (p < 0 ? 0 : depth[p]!) + tokens[u]!) return `tree node ${u}: depth ${depth[u]}`;
+  }
+  if (t.idsStart[0] !== 0 || t.idsStart[n] !== t.ids.length) return `idsStart from ${t.idsStart[0]} to ${t.idsStart[n]}, ${t.ids.length} ids`;
   for (let i = 0; i < n; i++) {
     const at = t.at[i]!;
-    const parent = t.parent[i]!;
+    const input = t.input[i]!;
     if (!Number.isInteger(at) || at < 0 || (i > 0 && at < t.at[i - 1]!)) return `at[${i}] = ${at}`;
-    if (t.input[i]! < 1 || t.output[i]! < 1) return `request ${i}: input ${t.input[i]}, output ${t.output[i]}`;
-    if (parent < -1 || parent >= i) return `parent[${i}] = ${parent}`;
-    const most = parent < 0 ? 0 : Math.min(t.input[i]!, t.input[parent]!);
-    if (t.shared[i]! > most) return `shared[${i}] = ${t.shared[i]}, over ${most}`;
+    if (input < 1 || t.output[i]! < 1) return `request ${i}: input ${input}, output ${t.output[i]}`;
+    const ids = t.idsStart[i + 1]! - t.idsStart[i]!;
+    if (ids < 0) return `request ${i}: idsStart ${t.idsStart[i]} to ${t.idsStart[i + 1]}`;
+    const node = t.node[i]!;
+    const full = 512 * Math.floor(Math.min(ids, input / 512));
+    if (node < -1 || node >= nodes || (node < 0 ? 0 : depth[node]!) !== full) return `request ${i}: node ${node}, ${full} tokens of full blocks`;
+    if (t.reusable[i]! > input - 1 || t.reusable[i]! > full) return `reusable[${i}] = ${t.reusable[i]}, over ${Math.min(input - 1, full)}`;
   }
   soundTraces.add(t);
   return undefined;

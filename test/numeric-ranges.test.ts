@@ -11,7 +11,7 @@ import { FAILURE, FAILURE_WORDS, P, PICK, PREFIX_WORDS, TABLE_WORDS } from '../s
 import { tableMean } from '../src/engine/tables.js';
 import { ServesimError } from '../src/errors.js';
 import type { Distribution, Problem, Scenario } from '../src/model/problem.js';
-import { parseDuration, parseFraction, problemFromObject } from '../src/problem/index.js';
+import { parseDuration, parseFraction, problemFromObject, selectCases } from '../src/problem/index.js';
 import { discriminatorOf, formatPath, nodeOf, unwrap, type PathSegment } from '../src/problem/schema-walk.js';
 import { problemFileSchema } from '../src/problem/schema.js';
 
@@ -54,7 +54,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     },
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
-    router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16 },
+    router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
     gpu: { replicas: 4, slots: 8, kvTokens: 200000, pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
@@ -68,7 +68,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '120s', overhead: '5ms' },
     orchestrator: { slots: 100, steps: 5, overhead: '1ms', toolCalls: 'every-step' },
-    router: { policy: 'bounded-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.5, alpha: 0, retries: 2, virtualNodes: 16 },
+    router: { policy: 'bounded-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.5, alpha: 0, retries: 2, virtualNodes: 16, affinityBlocks: 2 },
     gpu: { replicas: 2, slots: 4, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
     tools: { slots: 50, latency: { dist: 'lognormal', median: '250ms', p99: '1s' } },
     failures: [failure('gpu')],
@@ -82,7 +82,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     workload: { kind: 'request' },
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
-    router: { policy: 'prefix-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16 },
+    router: { policy: 'prefix-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
     gpu: { replicas: 4, slots: 8, kvTokens: 200000, chunk: 1024, profile: '8b-h100' },
     failures: [failure('gpu')],
     // a trace's arrivals have no Poisson rate to burst
@@ -372,6 +372,8 @@ function fault(fixture: Record<string, unknown>, path: readonly PathSegment[], v
   let problem: Problem;
   try {
     problem = problemFromObject(withValue(fixture, path, value));
+    // what holds of the cases that run is checked as they are picked (a trace's window)
+    selectCases(problem, 'all');
   } catch (e) {
     if (!(e instanceof ServesimError)) return `threw ${String(e)}`;
     const issues = (e as ServesimError & { issues?: { path: string; message: string }[] }).issues ?? [];

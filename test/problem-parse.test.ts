@@ -60,6 +60,7 @@ describe('defaults', () => {
       alpha: 1,
       retries: 1,
       virtualNodes: 64,
+      affinityBlocks: 2,
     });
   });
 

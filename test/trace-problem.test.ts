@@ -7,7 +7,8 @@ import { layoutConstants } from '../src/engine/layout.js';
 import { ServesimError } from '../src/errors.js';
 import type { RequestWorkload } from '../src/model/problem.js';
 import { LIMITS } from '../src/problem/limits.js';
-import { loadProblem, parseProblem, problemFromObject } from '../src/problem/parse.js';
+import { loadProblem, parseProblem, problemFromObject, selectCases } from '../src/problem/parse.js';
+import { describeTraceSummary, traceSummary } from '../src/model/trace.js';
 
 const P_CACHE_CAP = layoutConstants()['P_CACHE_CAP']!;
 
@@ -50,6 +51,17 @@ function load(raw: Raw, sets: readonly string[] = [], at = dir): ReturnType<type
 
 function with_(traffic: Raw = {}, rest: Raw = {}): Raw {
   return { ...BASE, traffic: { ...BASE.traffic, ...traffic }, ...rest };
+}
+
+/** The error a call throws. */
+function thrown(f: () => unknown): ServesimError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ServesimError) return err;
+    throw err;
+  }
+  throw new Error('expected a ServesimError');
 }
 
 /** The issues (path: message) a call fails with. */
@@ -117,25 +129,47 @@ describe('a problem with traffic.trace', () => {
     expect(faster.cases[1]?.rateScale).toBe(2);
   });
 
-  it("refuses a trace too short for a case's window, naming the span, the window, the speed and the case", () => {
-    expect(issues(() => load(with_({ duration: '60s' }, { cases: ['as-given'] })))).toEqual([
-      expect.stringMatching(/^traffic\.trace: traces\/t\.jsonl spans 49\.5s; case as-given replays it at 1x .*traffic\.warmup \+ traffic\.duration = 62s, needs 62s of it/),
+  it("refuses a trace too short for the window of the cases that run, naming the span, the window, the speed and the cases", () => {
+    // the problem loads: which cases run is known when they are picked
+    const p = load(with_({ duration: '60s' }, { cases: ['as-given'] }));
+    expect(issues(() => selectCases(p, 'all'))).toEqual([
+      expect.stringMatching(/^traffic\.trace: traces\/t\.jsonl spans 49\.5s; case as-given replays it at 1x .*traffic\.warmup \+ traffic\.duration = 62s, needs 62s of it: shorten the window or lower the rateScale$/),
     ]);
-    // peak-hour replays 1.25x as fast: 40 s of window need 50 s of trace
-    const found = issues(() => load(with_({ duration: '38s' })));
-    expect(found).toEqual([expect.stringMatching(/^traffic\.trace: .*spans 49\.5s; case peak-hour replays it at 1\.25x \(traffic\.rateScale 1 x case peak-hour's rateScale 1\.25\).* = 40s, needs 50s/)]);
+    const err = thrown(() => selectCases(p, ['as-given']));
+    expect(err.code).toBe('SERVESIM_PROBLEM_INVALID');
+    // peak-hour replays 1.25x as fast: 40 s of window need 50 s of trace; the other cases fit
+    const tight = load(with_({ duration: '38s' }));
+    expect(selectCases(tight, ['as-given', 'slow-dependency']).map((c) => c.name)).toEqual(['as-given', 'slow-dependency']);
+    expect(issues(() => selectCases(tight, 'all'))).toEqual([
+      expect.stringMatching(/^traffic\.trace: .*spans 49\.5s; case peak-hour replays it at 1\.25x \(traffic\.rateScale 1 x case peak-hour's rateScale 1\.25\).* = 40s, needs 50s/),
+    ]);
     // traffic.rateScale counts as well: 22 s at 2x need 44 s
-    expect(() => load(with_({ rateScale: 2 }, { cases: ['as-given'] }))).not.toThrow();
-    expect(issues(() => load(with_({ rateScale: 2.5 }, { cases: ['as-given'] })))).toEqual([expect.stringMatching(/needs 55s of it/)]);
+    expect(() => selectCases(load(with_({ rateScale: 2 }, { cases: ['as-given'] })), 'all')).not.toThrow();
+    expect(issues(() => selectCases(load(with_({ rateScale: 2.5 }, { cases: ['as-given'] })), 'all'))).toEqual([expect.stringMatching(/needs 55s of it/)]);
   });
 
-  it("holds the KV cache to the trace's requests: its smallest must fit; past the index's limit, entries evict", () => {
+  it('names every case short of trace in one message', () => {
+    const p = load(with_({ duration: '60s' }, { cases: ['as-given', 'peak-hour', 'slow'], scenarios: { slow: { rateScale: 0.5 } } }));
+    // at half speed 62 s of window need 31 s of trace: only the other two fall short
+    expect(selectCases(p, ['slow']).map((c) => c.name)).toEqual(['slow']);
+    expect(issues(() => selectCases(p, 'all'))).toEqual([
+      'traffic.trace: traces/t.jsonl spans 49.5s; the window, traffic.warmup + traffic.duration = 62s, needs more of it in cases as-given, peak-hour: ' +
+        "case as-given replays it at 1x (traffic.rateScale 1 x case as-given's rateScale 1), needing 62s; " +
+        "case peak-hour replays it at 1.25x (traffic.rateScale 1 x case peak-hour's rateScale 1.25), needing 77.5s: shorten the window or lower the rateScale",
+    ]);
+  });
+
+  it("holds the KV cache to the trace's requests: its smallest must fit; past the index's limit it is refused by name", () => {
     expect(issues(() => load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 619 } })))).toEqual([
       expect.stringMatching(/^gpu\.kvTokens: 619 tokens cannot hold the smallest request of traces\/t\.jsonl \(request 1, prompt \+ output\), 620 tokens/),
     ]);
-    // 5,869 blocks' worth of prompts: the index holds the engines' 4,096, and a new one evicts
-    const big = load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 3_000_000 } }));
-    expect(compile(big, big.cases[0]!).params[P_CACHE_CAP]).toBe(LIMITS.cacheEntries);
+    // 5,859 blocks + 8 slots + 2: past the engines' index, refused rather than cut
+    expect(issues(() => load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: 3_000_000 } })))).toEqual([
+      expect.stringMatching(new RegExp(`^gpu\\.kvTokens: .* hold 5869 cache entries of a trace's block \\(512 tokens\\) with gpu\\.slots; the engines index at most ${LIMITS.cacheEntries} a replica`)),
+    ]);
+    // the largest that fits: an entry a block, every one of them indexed
+    const fits = load(with_({}, { gpu: { replicas: 2, slots: 8, kvTokens: (LIMITS.cacheEntries - 10) * 512 } }));
+    expect(compile(fits, fits.cases[0]!).params[P_CACHE_CAP]).toBe(LIMITS.cacheEntries);
   });
 
   it("reports a bad trace line as the problem's traffic.trace issue, with the problem's line", () => {
@@ -195,15 +229,18 @@ describe('the shipped Mooncake conversation trace', () => {
     const t = p.traffic.trace!;
     expect(t.requests).toBe(12_031);
     expect(t.format).toBe('mooncake');
-    let withParent = 0;
-    for (let i = 0; i < t.requests; i++) if (t.parent[i]! >= 0) withParent++;
-    expect(withParent / t.requests).toBeGreaterThan(0.9);
+    // nearly every request begins with blocks an earlier prompt began with
+    let sharing = 0;
+    for (let i = 0; i < t.requests; i++) if (t.reusable[i]! > 0) sharing++;
+    expect(sharing / t.requests).toBeGreaterThan(0.9);
     // an hour: 3,537 s from the first request to the last
     expect(t.at[t.requests - 1]).toBe(3_536_999_000);
     expect(p.traffic.rate).toBeCloseTo(12_031 / 3_536.999, 9);
-    // docs/model.md section 2: the parent rule leaves 35.0% of prompt tokens shareable
-    const shared = t.shared.reduce((n, x) => n + x, 0);
-    const input = t.input.reduce((n, x) => n + x, 0);
-    expect((100 * shared / input).toFixed(1)).toBe('35.0');
+    // an infinite block cache finds 37.3% of prompt tokens (docs/model.md section 2)
+    const summary = traceSummary(t);
+    expect((100 * summary.blockCacheShare).toFixed(1)).toBe('37.3');
+    expect(describeTraceSummary(summary)).toBe(
+      'traces/mooncake-conversation.jsonl: 12,031 requests over 3,537 s (3.4/s), 12,035 input and 343 output tokens on average, 37.3% of prompt tokens found by an infinite block cache',
+    );
   });
 });

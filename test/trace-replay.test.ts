@@ -2,28 +2,40 @@
 // each seed replays a window of its own, the trace's times set the arrivals (rateScale
 // compresses them), and the KV cache's hits follow the requests' shared hash_ids.
 import { describe, expect, it } from 'vitest';
+import { compile } from '../src/engine/compile.js';
 import { runReference } from '../src/engine/reference.js';
+import { problemFromObject, selectCases } from '../src/problem/parse.js';
 import { decodeAll } from './support.js';
-import { conversations, traceProblem, type Line } from './trace-support.js';
+import { CACHE_STORIES, conversations, line, traceProblem, wholeWindow, type Line } from './trace-support.js';
+
+/** A request's full blocks: the hash ids of its first floor(input / 512) tokens' blocks. */
+function fullBlocks(line: Line): readonly number[] {
+  return line.hash_ids.slice(0, Math.floor(line.input_length / 512));
+}
 
 /**
- * Prompt tokens each request finds cached under its parent, by brute force: the deepest (then
- * latest) earlier request whose full blocks are all a prefix of its prompt.
+ * The block-prefix bound, by brute force: for each request, the longest run of leading full
+ * blocks that an earlier request of the trace also began with, x 512, less the one prompt token
+ * always computed. A block cache with room for everything on one replica finds exactly this.
  */
-function sharedByHand(lines: readonly Line[]): number[] {
+function blockBound(lines: readonly Line[]): number[] {
   return lines.map((line, i) => {
-    let best = -1;
-    let depth = 0;
+    const mine = fullBlocks(line);
+    let run = 0;
     for (let k = 0; k < i; k++) {
-      const full = Math.min(lines[k]!.hash_ids.length, Math.floor(lines[k]!.input_length / 512));
-      const prefix = full > 0 && full <= line.hash_ids.length && lines[k]!.hash_ids.slice(0, full).every((id, b) => id === line.hash_ids[b]);
-      if (prefix && full >= depth) {
-        best = k;
-        depth = full;
-      }
+      const theirs = fullBlocks(lines[k]!);
+      let n = 0;
+      while (n < mine.length && n < theirs.length && mine[n] === theirs[n]) n++;
+      run = Math.max(run, n);
     }
-    return best < 0 ? 0 : Math.min(depth * 512, line.input_length, lines[best]!.input_length);
+    return Math.min(run * 512, line.input_length - 1);
   });
+}
+
+/** The prompt tokens each seed found cached, replaying `lines` whole (the window starts at the first). */
+function cachedOf(name: string, lines: readonly Line[], gpu?: string): number[] {
+  const { config } = traceProblem(name, lines, wholeWindow(lines), gpu);
+  return decodeAll(config, runReference(config, 1, 0, 2)).map((r) => r.cachedTokens);
 }
 
 describe('a replayed trace', () => {
@@ -69,20 +81,64 @@ describe('a replayed trace', () => {
     for (const r of decodeAll(config, runReference(config, 3, 0, 4))) expect(r.arrivals).toBe(125);
   });
 
-  it('finds cached exactly the prefix each request shares with its parent, by hash_ids', () => {
-    const lines = conversations(40);
-    // the window is the whole trace, so every seed starts at its first request
-    const { config } = traceProblem('shared', lines, 'duration: 35s, warmup: 4s');
-    const shared = sharedByHand(lines);
-    // measured: the requests at 4 s .. 38 s; at least one prompt token is always computed
-    const expected = lines.slice(4, 39).reduce((s, line, k) => s + Math.min(shared[k + 4]!, line.input_length - 1), 0);
-    expect(expected).toBeGreaterThan(0);
+  it('finds cached exactly the block-prefix bound with room for everything on one replica', () => {
+    // conversations under one system prompt block, some diverging in the middle of their runs,
+    // prompts ending on a block boundary or inside a block: every request prefilled before the next
+    const lines = Array.from({ length: 60 }, (_, i) => {
+      const conversation = i % 5;
+      const ids = [0, ...Array.from({ length: 1 + (i % 7) }, (_, b) => 1_000 * (conversation + 1) + b + (b > 2 && i % 2 === 1 ? 500 : 0))];
+      return line(i, ids, 3, i % 3 === 0);
+    });
+    const bound = blockBound(lines);
+    // measured: the requests at 4 s .. 58 s (the window, 59 s, starts at the first request)
+    const expected = bound.slice(4, 59).reduce((sum, x) => sum + x, 0);
+    const { config } = traceProblem('bound', lines, 'duration: 55s, warmup: 4s');
     for (const r of decodeAll(config, runReference(config, 1, 0, 3))) {
-      expect(r.arrivals).toBe(35);
+      expect(r.arrivals).toBe(55);
       expect(r.cachedTokens).toBe(expected);
     }
+    expect(expected).toBeGreaterThan(0);
     const { config: unshared } = traceProblem('unshared', conversations(40, true), 'duration: 35s, warmup: 4s');
     for (const r of decodeAll(unshared, runReference(unshared, 1, 0, 3))) expect(r.cachedTokens).toBe(0);
+  });
+
+  // sibling sharing, divergence in the middle of a run, leaves evicted before their prefixes,
+  // blocks pinned by a running sequence (trace-support.ts says each story; gpu-batch.test.ts
+  // runs them on the kernel, equal to these records)
+  for (const [name, story] of Object.entries(CACHE_STORIES)) {
+    it(story.title, () => {
+      for (const cached of cachedOf(name, story.lines, story.gpu)) expect(cached).toBe(story.cached);
+    });
+  }
+
+  it('hits a shared system prompt under least-loaded routing as the same workload written as a Poisson problem does', () => {
+    // 40 requests a second, each a 4,096-token system prompt (ids 0-7) and 2,000 tokens of its own
+    const trace = Array.from({ length: 800 }, (_, i) => ({
+      timestamp: i * 25,
+      input_length: 4_096 + 2_000,
+      output_length: 50,
+      hash_ids: [0, 1, 2, 3, 4, 5, 6, 7, ...Array.from({ length: 4 }, (_, b) => 10_000 + 4 * i + b)],
+    }));
+    const gpu = 'replicas: 8, slots: 16, kvTokens: 400000';
+    const { config } = traceProblem('system', trace, 'duration: 10s, warmup: 2s', gpu, 'least-loaded');
+    const traced = decodeAll(config, runReference(config, 1, 0, 4));
+    const poisson = problemFromObject({
+      id: 'system-poisson',
+      goals: { success: 0.9, p99: '30s' },
+      traffic: { rate: 40, duration: '10s', warmup: '2s' },
+      workload: { kind: 'request', share: 1, prefixes: [{ tokens: 4_096 }], suffix: 2_000, output: 50 },
+      lb: { overhead: '1ms' },
+      app: { replicas: 1, slots: 1_000, timeout: '60s', overhead: '1ms' },
+      router: { policy: 'least-loaded', slots: 1_000, overhead: '1ms' },
+      gpu: { replicas: 8, slots: 16, kvTokens: 400_000, profile: '8b-h100' },
+      cases: ['as-given'],
+    });
+    const pconfig = compile(poisson, selectCases(poisson, ['as-given'])[0]!);
+    const rate = (rs: readonly { cachedTokens: number; promptTokens: number }[]) => rs.reduce((s, r) => s + r.cachedTokens, 0) / rs.reduce((s, r) => s + r.promptTokens, 0);
+    const tracedRate = rate(traced);
+    const poissonRate = rate(decodeAll(pconfig, runReference(pconfig, 1, 0, 4)));
+    expect(tracedRate).toBeGreaterThan(0.6);
+    expect(Math.abs(tracedRate - poissonRate)).toBeLessThan(0.03);
   });
 
   it('evicts leaves under cache pressure and still resolves every arrival once', () => {

@@ -47,3 +47,60 @@ export function conversations(n: number, distinct = false): Line[] {
   });
 }
 
+
+/** A prompt of `ids.length` blocks, its last partial unless `whole`, as a Mooncake line at `seconds`. */
+export function line(seconds: number, ids: readonly number[], output = 3, whole = false): Line {
+  return { timestamp: seconds * 1000, input_length: ids.length * 512 - (whole ? 0 : 10), output_length: output, hash_ids: ids };
+}
+
+/** Requests of no full block with ids of their own, one a second from `from`: they share nothing. */
+function filler(from: number, count: number): Line[] {
+  return Array.from({ length: count }, (_, k) => ({ timestamp: (from + k) * 1000, input_length: 100, output_length: 3, hash_ids: [900_000 + from + k] }));
+}
+
+/** A window of the whole trace: 1 s warm-up, the rest measured, so every seed starts at its first request. */
+export function wholeWindow(lines: readonly Line[]): string {
+  return `duration: ${lines[lines.length - 1]!.timestamp / 1000 - 1}s, warmup: 1s`;
+}
+
+/** A small trace whose measured requests find exactly `cached` prompt tokens on one replica. */
+export interface CacheStory {
+  readonly title: string;
+  readonly lines: readonly Line[];
+  readonly gpu?: string;
+  readonly cached: number;
+}
+
+/** The block cache's rules, each a story (test/trace-replay.test.ts; test/gpu-batch.test.ts on the kernel). */
+export const CACHE_STORIES: Readonly<Record<string, CacheStory>> = {
+  siblings: {
+    title: "finds a sibling's blocks: a prefix shared with an earlier prompt that is not wholly a prefix",
+    // [1 2 3] then [1 2 4]: the second finds two blocks, though the first is no prefix of it
+    lines: [line(0, [1, 2, 3, 99]), line(1, [1, 2, 4, 98]), ...filler(2, 12)],
+    cached: 2 * 512,
+  },
+  diverge: {
+    title: 'splits a run where two prompts diverge in its middle',
+    // [1 2 3 4 5] then [1 2 3 9] finds three blocks; then [1 2 3 4 5 6] finds five, under the split
+    lines: [line(0, [1, 2, 3, 4, 5, 97]), line(1, [1, 2, 3, 9, 96]), line(2, [1, 2, 3, 4, 5, 6, 95]), ...filler(3, 12)],
+    cached: 3 * 512 + 5 * 512,
+  },
+  evict: {
+    title: 'evicts leaves before their prefixes, least recently used first',
+    // kvTokens 5,200: [0 1 2] leaves [0] (512 tokens) with the leaf [1 2] under it, then [40 41
+    // 42 43] another leaf; [30 31 32 33] needs room for 2,553: one leaf goes, the least recently
+    // used, [1 2], and not [0], which is older still but a prefix. So [0 8] and [0 1 2] each find [0]
+    lines: [line(0, [0, 1, 2, 90]), line(1, [40, 41, 42, 43, 91]), line(2, [30, 31, 32, 33, 92]), line(3, [0, 8, 93]), line(4, [0, 1, 2, 94]), ...filler(5, 11)],
+    gpu: 'replicas: 1, slots: 8, kvTokens: 5200',
+    cached: 512 + 512,
+  },
+  pinned: {
+    title: "keeps the blocks a running sequence uses: pressure evicts others' though older ones are pinned",
+    // [1 2] decodes 3,000 tokens (about 25 s) with its blocks pinned; [10 11 12] finishes at
+    // once; [50 51 52] then needs room: [1 2] is older but pinned, so [10 11 12] goes. [1 2 7]
+    // finds [1 2]; [10 11 12] again finds nothing
+    lines: [line(0, [1, 2, 80], 3_000), line(1, [10, 11, 12, 81]), line(2, [50, 51, 52, 82]), line(3, [1, 2, 7, 83]), line(4, [10, 11, 12, 84]), ...filler(5, 11)],
+    gpu: 'replicas: 1, slots: 8, kvTokens: 7000',
+    cached: 2 * 512,
+  },
+};

@@ -17,7 +17,7 @@ import { TRACE_FIELD } from '../problem/trace.js';
 import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, formatOption, MAX_SEED, parseInteger, seedOptions, simulationOptions } from './options.js';
-import type { CliIo } from './run-command.js';
+import { traceLine, type CliIo } from './run-command.js';
 
 /** Seeds per case when none are asked for: until each verdict is decided. */
 const HINT_SEEDS = 'auto';
@@ -150,6 +150,7 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
       result = await runHints(request, {
         baseDir: process.cwd(),
         signal: controller.signal,
+        onTrace: (trace) => void io.stderr.write(traceLine(trace)),
         onProgress: (p) =>
           void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.verdict} (${p.seeds} seeds)\n`),
       });

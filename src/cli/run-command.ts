@@ -4,6 +4,7 @@
  * unless `--check` asks for the verdicts as the status (for scripts and CI).
  */
 import type { Problem, Scenario } from '../model/problem.js';
+import { describeTraceSummary, traceSummary, type TraceSummary } from '../model/trace.js';
 import { pointVerdict } from '../model/verdict.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
@@ -49,6 +50,7 @@ export async function runCommand(
   const results: RunResult[] = [];
   try {
     for (const [i, { problem, caseNames }] of plans.entries()) {
+      if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
       const progress = createProgressReporter(io.stderr, { label: problem.id });
       let result: RunResult;
       try {
@@ -118,6 +120,11 @@ function writeResult(
       formatCsv(rows, count > 1 ? { problem: problem.id, header: index === 0 } : {}),
     );
   }
+}
+
+/** A trace as loaded, the line stderr shows before simulating it (run, sweep, hint). */
+export function traceLine(summary: TraceSummary): string {
+  return `trace ${describeTraceSummary(summary)}\n`;
 }
 
 /** "pool (2 threads)", "gpu (NVIDIA H200)": what ran, for stderr and the table header. */

@@ -9,13 +9,14 @@
 import { extname } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
+import { traceSummary } from '../model/trace.js';
 import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
-import { runSweep, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
+import { runSweep, sweepTraces, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
 import { DEFAULT_MAX_INSTANCES, loadSweep, type Sweep } from '../sweep/spec.js';
 import {
   ENGINE_CHOICES,
@@ -30,7 +31,7 @@ import {
 } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
 import { compact, duration, type ProgressStream } from './progress.js';
-import type { CliIo } from './run-command.js';
+import { traceLine, type CliIo } from './run-command.js';
 
 export type SweepFormat = OutputFormat | 'arrow' | 'parquet';
 export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow', 'parquet'];
@@ -145,6 +146,8 @@ export async function sweepCommand(
     ...(opts.maxSeeds === undefined ? {} : { maxSeeds: opts.maxSeeds }),
     ...(opts.engine === undefined ? {} : { engine: opts.engine }),
   });
+
+  for (const trace of sweepTraces(sweep)) io.stderr.write(traceLine(traceSummary(trace)));
 
   const controller = new AbortController();
   // held until the table is written: a signal after the last point finishes the writing rather

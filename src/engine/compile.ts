@@ -5,13 +5,13 @@
  * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
 import { expectedArrivals, type Distribution, type Problem, type Scenario, type Target } from '../model/problem.js';
-import { TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
+import { affinityKey, TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
   APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, JOB_WORDS,
   KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
-  TABLE_WORDS, TARGET, TR, TRACE_WORDS,
+  TABLE_WORDS, TARGET, TN, TR, TRACE_WORDS, TREE_WORDS,
 } from './layout.js';
 import { cacheEntries, LIMITS } from '../problem/limits.js';
 import { pcg } from './rng.js';
@@ -71,8 +71,6 @@ function poissonBound(mean: number): number {
   return Math.ceil(mean + 8 * Math.sqrt(mean) + 16);
 }
 
-const NONE = 0xffffffff;
-
 /** A trace at one replay speed: its rows for the engines' tables, and what sizes their capacities. */
 interface TraceSection {
   readonly words: Uint32Array;
@@ -83,13 +81,14 @@ interface TraceSection {
 }
 
 /**
- * The trace's rows as the engines read them (layout.ts TR). Its times are divided by `speed`
- * (whole microseconds from the trace's first request, floored) and kept as gaps, so a request
- * arrives at its time after the window's first however long the whole trace; a gap past the
- * engines' u32 microseconds is held at the largest, which no window reaches. The problem layer
- * has checked that a window fits; this guard is for compile's other callers.
+ * The trace's rows and its radix tree as the engines read them (layout.ts TR, then TN). Its
+ * times are divided by `speed` (whole microseconds from the trace's first request, floored) and
+ * kept as gaps, so a request arrives at its time after the window's first however long the whole
+ * trace; a gap past the engines' u32 microseconds is held at the largest, which no window
+ * reaches. The problem layer has checked that a window fits; this guard is for compile's other
+ * callers.
  */
-function traceSection(trace: Trace, speed: number, windowMicros: number): TraceSection {
+function traceSection(trace: Trace, speed: number, windowMicros: number, affinityBlocks: number): TraceSection {
   const n = trace.requests;
   const at = new Float64Array(n);
   for (let i = 0; i < n; i++) at[i] = Math.floor((trace.at[i]! - trace.at[0]!) / speed);
@@ -99,16 +98,23 @@ function traceSection(trace: Trace, speed: number, windowMicros: number): TraceS
   if (starts === 0) {
     throw new ServesimError('SERVESIM_PROBLEM_INVALID', `the trace spans ${last} us at ${speed}x, shorter than the window of ${windowMicros} us`, 'traffic.trace');
   }
+  const tree = trace.tree;
   // padded to whole tables, as a batch rebases table indices in tables (batch-params.ts)
-  const words = new Uint32Array(Math.ceil((n * TRACE_WORDS) / TABLE_WORDS) * TABLE_WORDS);
+  const words = new Uint32Array(Math.ceil((n * TRACE_WORDS + tree.nodes * TREE_WORDS) / TABLE_WORDS) * TABLE_WORDS);
   for (let i = 0; i < n; i++) {
     const w = i * TRACE_WORDS;
     words[w + TR.GAP] = i === 0 ? 0 : Math.min(at[i]! - at[i - 1]!, U32_LIMIT - 1);
     words[w + TR.INPUT] = trace.input[i]!;
     words[w + TR.OUTPUT] = trace.output[i]!;
-    words[w + TR.PARENT] = trace.parent[i]! < 0 ? NONE : trace.parent[i]!;
-    words[w + TR.SHARED] = trace.shared[i]!;
-    words[w + TR.ROUTE] = trace.routeKey[i]!;
+    words[w + TR.NODE] = trace.node[i]! + 1;
+    words[w + TR.ROUTE] = affinityKey(trace, i, affinityBlocks);
+  }
+  for (let u = 0; u < tree.nodes; u++) {
+    const w = n * TRACE_WORDS + u * TREE_WORDS;
+    words[w + TN.PARENT] = tree.parent[u]! + 1;
+    words[w + TN.END] = tree.end[u]!;
+    words[w + TN.TOKENS] = tree.tokens[u]!;
+    words[w + TN.DEPTH] = tree.depth[u]!;
   }
   const arrivalsWithin = (micros: number): number => {
     let most = 0;
@@ -144,7 +150,8 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   p[P.ARRIVAL_END] = measureEnd;
 
   const rate = traffic.rate * scenario.rateScale;
-  const trace = traffic.trace === null ? null : traceSection(traffic.trace, traffic.rateScale * scenario.rateScale, measureEnd);
+  const affinityBlocks = problem.router?.affinityBlocks ?? 1;
+  const trace = traffic.trace === null ? null : traceSection(traffic.trace, traffic.rateScale * scenario.rateScale, measureEnd, affinityBlocks);
   p[P.TRACE_ROWS] = traffic.trace?.requests ?? 0;
   p[P.TRACE_STARTS] = trace?.starts ?? 0;
   const burstScale = scenario.burst?.scale ?? 1;
@@ -223,11 +230,8 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     const smallestEntry = workload.kind === 'request'
       ? Math.min(...workload.prefixes.map((x) => x.tokens))
       : workload.kind === 'task' ? workload.system : gpu.kvTokens;
-    // a trace's entries can be smaller than a block: a table of a block's each, at most the
-    // engines' limit, past which a new entry evicts another (simulate.ts cacheInsert)
-    const cacheCap = trace !== null
-      ? Math.min(LIMITS.cacheEntries, cacheEntries(gpu.kvTokens, TRACE_BLOCK_TOKENS, gpu.slots))
-      : cacheEntries(gpu.kvTokens, smallestEntry, gpu.slots);
+    // each entry holds at least the smallest cached context, all of them within kvTokens
+    const cacheCap = cacheEntries(gpu.kvTokens, trace !== null ? TRACE_BLOCK_TOKENS : smallestEntry, gpu.slots);
     // the parser refuses more (src/problem/build.ts); this guards compile's other callers
     if (cacheCap > LIMITS.cacheEntries) {
       throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');

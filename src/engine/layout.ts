@@ -31,13 +31,22 @@ export const RING_WORDS = 2;
 /**
  * Per request of a replayed trace, in the tables from P.OFF_TRACE (P.TRACE_ROWS of them): the
  * microseconds since the request before it (at the case's replay speed), prompt and output
- * tokens, the earlier request it shares the longest prefix with (NONE if none) and how many
- * tokens, and the key prefix-affinity routing hashes (0: route as a unique prompt).
+ * tokens, the radix-tree node its full blocks end at + 1 (0: none), and the key prefix-affinity
+ * routing hashes (0: route as a unique prompt).
  */
 export const enum TR {
-  GAP, INPUT, OUTPUT, PARENT, SHARED, ROUTE, COUNT,
+  GAP, INPUT, OUTPUT, NODE, ROUTE, COUNT,
 }
 export const TRACE_WORDS = TR.COUNT;
+/**
+ * Per node of a trace's radix tree (model/trace.ts TraceTree), right after the trace's rows:
+ * its parent + 1 (0: a top node), the end of its subtree + 1 (so node key k = node + 1 is an
+ * ancestor of key v exactly when k <= v <= END), its own tokens, and its depth in tokens.
+ */
+export const enum TN {
+  PARENT, END, TOKENS, DEPTH, COUNT,
+}
+export const TREE_WORDS = TN.COUNT;
 /** Per scheduled failure: target, replica (an index or a PICK), mode, from, to, detect time. */
 export const enum FAILURE {
   TARGET, REPLICA, MODE, FROM, TO, DETECT_AT, COUNT,
@@ -59,19 +68,24 @@ export const enum G {
 }
 export const HEADER_WORDS = G.COUNT;
 
-/** Per GPU replica; its running list and cache entries follow these words. */
+/**
+ * Per GPU replica; its running list and cache entries follow these words. ENTRIES: one past the
+ * highest cache entry ever used (every entry from there on is empty), where scans of the
+ * entries stop.
+ */
 export const enum RP {
   STATUS, DOWN, MODE, START, DUR, EVENT_AT, GEN, BATCH, N_RUN, Q_HEAD, Q_TAIL, Q_LEN, KV_USED,
-  LOAD, LOAD_TOKENS, COUNT,
+  LOAD, LOAD_TOKENS, ENTRIES, COUNT,
 }
 export const REPLICA_HEADER_WORDS = RP.COUNT;
 /**
- * Per cache entry: key (0 = empty), tokens, last use, pins. A replayed trace's entries form a
- * tree: an entry holds only the tokens past its PARENT's (an entry index, NONE at a root), and
- * one with CHILDREN is never evicted, so an entry's prefix is cached whole while it is.
+ * Per cache entry: key (0 = empty), its own tokens, last use, pins, its PARENT entry (NONE at a
+ * root), CHILDREN, and DEPTH, the prompt tokens it and its ancestors cover. Entries form a radix
+ * tree (docs/model.md section 3): an entry holds only the tokens past its parent's, and one with
+ * children is never evicted, so an entry's whole prefix is cached while it is.
  */
 export const enum E {
-  KEY, TOKENS, LAST, PINS, PARENT, CHILDREN, COUNT,
+  KEY, TOKENS, LAST, PINS, PARENT, CHILDREN, DEPTH, COUNT,
 }
 export const ENTRY_WORDS = E.COUNT;
 

@@ -23,7 +23,7 @@ import { LIMITS } from '../problem/limits.js';
 // V8 inlines this file's hot path whole only with a larger budget than its default: set on load
 import './inlining.js';
 import * as layout from './layout.js';
-import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TR } from './layout.js';
+import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TN, TR } from './layout.js';
 import * as rng from './rng.js';
 
 // Imported bindings are loaded and checked at every use in V8's optimised code; module
@@ -38,6 +38,7 @@ const PREFIX_WORDS = layout.PREFIX_WORDS;
 const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
 const RING_WORDS = layout.RING_WORDS;
 const TRACE_WORDS = layout.TRACE_WORDS;
+const TREE_WORDS = layout.TREE_WORDS;
 /** The result counters of two words (each R.X with an R.X_HI after it). */
 const WIDE_RESULTS = Int32Array.from(
   Object.entries(layout.layoutConstants()).filter(([name]) => name.startsWith('R_') && name.endsWith('_HI')).map(([, hi]) => hi - 1),
@@ -528,13 +529,31 @@ function entryAt(r: number, e: number): number {
   return replicaAt(r) + entryOffset + e * ENTRY_WORDS;
 }
 
+/** The entries of replica r that may be in use: those below its high-water mark. */
+function cacheUsed(r: number): number {
+  return st[replicaAt(r) + RP.ENTRIES]!;
+}
+
+/** The entry of replica r with key `key` (not 0), or NONE. */
 function cacheFind(r: number, key: number): number {
-  const cap = pr[P.CACHE_CAP]!;
+  const used = cacheUsed(r);
   const at = entryAt(r, 0) + E.KEY;
-  for (let e = 0; e < cap; e++) {
+  for (let e = 0; e < used; e++) {
     if (st[at + e * ENTRY_WORDS] === key) return e;
   }
   return NONE;
+}
+
+/** An empty entry of replica r, the lowest (raising the high-water mark past it), or NONE when all are in use. */
+function cacheFree(r: number): number {
+  const used = cacheUsed(r);
+  const at = entryAt(r, 0) + E.KEY;
+  for (let e = 0; e < used; e++) {
+    if (st[at + e * ENTRY_WORDS] === 0) return e;
+  }
+  if (used === pr[P.CACHE_CAP]) return NONE;
+  st[replicaAt(r) + RP.ENTRIES] = used + 1;
+  return used;
 }
 
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
@@ -552,28 +571,47 @@ function traceRow(j: number): number {
   return st[sb + G.TRACE_START]! + st[jobAt(j) + J.INDEX]!;
 }
 
+/** Word `field` (a TN) of node key `key` (node + 1) of the trace's radix tree. */
+function treeWord(key: number, field: number): number {
+  return tb[pr[P.OFF_TRACE]! + pr[P.TRACE_ROWS]! * TRACE_WORDS + (key - 1) * TREE_WORDS + field]!;
+}
+
+/**
+ * The entry of replica r holding the deepest cached node on the path to trace node key `v`, or
+ * NONE: keys number the nodes in preorder, so an ancestor's is at most v with v within its
+ * subtree, and the deepest ancestor has the largest key. An entry's ancestors are cached with it.
+ */
+function cacheDeepest(r: number, v: number): number {
+  const used = cacheUsed(r);
+  let best = NONE;
+  let bestKey = 0;
+  let eb = entryAt(r, 0);
+  for (let e = 0; e < used; e++, eb += ENTRY_WORDS) {
+    const key = st[eb + E.KEY]!;
+    if (key > bestKey && key <= v && v <= treeWord(key, TN.END)) {
+      best = e;
+      bestKey = key;
+    }
+  }
+  return best;
+}
+
 /** The cached entry that covers the longest prefix of the job's prompt, or NONE. */
 function cacheBest(r: number, j: number): number {
   if (pr[P.KIND] === KIND.TASK) {
     const session = cacheFind(r, (SESSION_KEY | st[jobAt(j) + J.INDEX]!) >>> 0);
     if (session !== NONE) return session;
   }
-  if (pr[P.TRACE_ROWS] !== 0) {
-    // the entry of the earlier request it shares the most with, keyed as prefillDone keys it
-    const parent = traceWord(traceRow(j), TR.PARENT);
-    return parent === NONE ? NONE : cacheFind(r, parent + 1);
-  }
   const key = prefixKey(j);
-  return key === 0 ? NONE : cacheFind(r, key);
+  if (key === 0) return NONE;
+  return pr[P.TRACE_ROWS] !== 0 ? cacheDeepest(r, key) : cacheFind(r, key);
 }
 
 /** The tokens of the job's prompt that entry e of replica r (or NONE) saves computing. */
 function cachedTokens(r: number, e: number, j: number): number {
   if (e === NONE) return 0;
-  // an entry of a trace holds only its own tokens past its parent's; the prefix shared is the trace's
-  const tokens = pr[P.TRACE_ROWS] !== 0 ? traceWord(traceRow(j), TR.SHARED) : st[entryAt(r, e) + E.TOKENS]!;
   // at least one prompt token is always computed
-  return Math.min(tokens, st[jobAt(j) + J.PROMPT]! - 1);
+  return Math.min(st[entryAt(r, e) + E.DEPTH]!, st[jobAt(j) + J.PROMPT]! - 1);
 }
 
 function cacheDrop(r: number, e: number): void {
@@ -590,15 +628,16 @@ function cacheDrop(r: number, e: number): void {
   st[eb + E.PINS] = 0;
   st[eb + E.PARENT] = NONE;
   st[eb + E.CHILDREN] = 0;
+  st[eb + E.DEPTH] = 0;
 }
 
 /** The least recently used entry neither pinned nor a parent, or NONE. */
 function cacheVictim(r: number): number {
-  const cap = pr[P.CACHE_CAP]!;
+  const used = cacheUsed(r);
   let victim = NONE;
   let oldest = NONE;
   let eb = entryAt(r, 0);
-  for (let e = 0; e < cap; e++, eb += ENTRY_WORDS) {
+  for (let e = 0; e < used; e++, eb += ENTRY_WORDS) {
     if (st[eb + E.KEY] !== 0 && st[eb + E.PINS] === 0 && st[eb + E.CHILDREN] === 0 && (victim === NONE || st[eb + E.LAST]! < oldest)) {
       victim = e;
       oldest = st[eb + E.LAST]!;
@@ -619,17 +658,12 @@ function cacheMakeRoom(r: number, need: number): boolean {
 }
 
 /**
- * A new entry of `tokens` tokens the caller has already counted in KV_USED. A trace's entries
- * can outnumber the table (compile.ts sizes it by blocks): the least recently used leaf makes
- * way, and with none the prefix is not kept (NONE). Elsewhere a full table stops the instance.
+ * A new entry of `tokens` tokens (covering `depth` prompt tokens with its ancestors') that the
+ * caller has already counted in KV_USED. Entries hold at least the smallest cached context and
+ * fit in kvTokens, so compile.ts sizes the table to never fill: a full one stops the instance.
  */
-function cacheInsert(r: number, key: number, tokens: number, pins: number): number {
-  let e = cacheFind(r, 0);
-  if (e === NONE && pr[P.TRACE_ROWS] !== 0) {
-    e = cacheVictim(r);
-    if (e === NONE) return NONE;
-    cacheDrop(r, e);
-  }
+function cacheInsert(r: number, key: number, tokens: number, depth: number, pins: number): number {
+  const e = cacheFree(r);
   if (e === NONE) {
     fail(ERR.CACHE_FULL);
     return NONE;
@@ -641,6 +675,7 @@ function cacheInsert(r: number, key: number, tokens: number, pins: number): numb
   st[eb + E.PINS] = pins;
   st[eb + E.PARENT] = NONE;
   st[eb + E.CHILDREN] = 0;
+  st[eb + E.DEPTH] = depth;
   return e;
 }
 
@@ -663,7 +698,7 @@ function cacheStoreSession(r: number, j: number): void {
   if (!cacheMakeRoom(r, tokens)) return;
   const rb = replicaAt(r);
   st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + tokens;
-  cacheInsert(r, key, tokens, 0);
+  cacheInsert(r, key, tokens, tokens, 0);
 }
 
 // ---- GPU replicas: continuous batching ------------------------------------------------------
@@ -727,7 +762,7 @@ function prefillDone(r: number, j: number): void {
   const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
   if (st[jb + J.CACHED]! >= tokens || cacheFind(r, key) !== NONE) return;
   // the prefix's KV moves from this sequence's reservation into a shared entry it pins
-  const e = cacheInsert(r, key, tokens, 1);
+  const e = cacheInsert(r, key, tokens, tokens, 1);
   if (e === NONE) return;
   st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
   cacheUnpin(r, j);
@@ -735,23 +770,40 @@ function prefillDone(r: number, j: number): void {
 }
 
 /**
- * A trace request's prompt becomes shareable: its tokens past the prefix it found cached move
- * from its reservation into an entry under that prefix's (which it unpins: the child keeps it).
+ * A trace request's full blocks become shareable: the nodes on its path below the deepest one
+ * cached (another request may have cached more since it was admitted) become entries, each
+ * under the one above, their tokens moved from its reservation; it pins the deepest, which
+ * keeps the path above it.
  */
 function traceCacheInsert(r: number, j: number, key: number): void {
   const jb = jobAt(j);
   if (cacheFind(r, key) !== NONE) return;
-  const tokens = st[jb + J.PROMPT]! - st[jb + J.CACHED]!;
-  const e = cacheInsert(r, key, tokens, 1);
-  if (e === NONE) return;
-  const parent = st[jb + J.ENTRY]!;
-  if (parent !== NONE) {
-    st[entryAt(r, e) + E.PARENT] = parent;
-    st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! + 1;
+  const above = cacheDeepest(r, key);
+  const aboveKey = above === NONE ? 0 : st[entryAt(r, above) + E.KEY]!;
+  // from the request's own node up to the cached one, each new entry the parent of the last
+  let child = NONE;
+  let deepest = NONE;
+  let u = key;
+  while (u !== aboveKey) {
+    const e = cacheInsert(r, u, treeWord(u, TN.TOKENS), treeWord(u, TN.DEPTH), 0);
+    if (e === NONE) return;
+    if (child === NONE) deepest = e;
+    else cacheLink(r, child, e);
+    child = e;
+    u = treeWord(u, TN.PARENT);
   }
-  st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
+  if (above !== NONE) cacheLink(r, child, above);
+  const moved = treeWord(key, TN.DEPTH) - (above === NONE ? 0 : st[entryAt(r, above) + E.DEPTH]!);
+  st[jb + J.RESERVED] = st[jb + J.RESERVED]! - moved;
   cacheUnpin(r, j);
-  st[jb + J.ENTRY] = e;
+  st[entryAt(r, deepest) + E.PINS] = 1;
+  st[jb + J.ENTRY] = deepest;
+}
+
+/** Entry `child` of replica r hangs under entry `parent`. */
+function cacheLink(r: number, child: number, parent: number): void {
+  st[entryAt(r, child) + E.PARENT] = parent;
+  st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! + 1;
 }
 
 /**
@@ -985,7 +1037,8 @@ function replicaReset(r: number): void {
     replicaUnload(r, j);
     callFailed(j);
   }
-  for (let e = 0; e < pr[P.CACHE_CAP]!; e++) {
+  const used = cacheUsed(r);
+  for (let e = 0; e < used; e++) {
     if (st[entryAt(r, e) + E.KEY] !== 0) cacheDrop(r, e);
   }
 }
@@ -1342,9 +1395,9 @@ function requestShape(j: number): void {
   const jb = jobAt(j);
   const index = st[jb + J.INDEX]!;
   if (pr[P.TRACE_ROWS] !== 0) {
-    // as recorded (the trace's parser holds both at 1 or more); its own key shares its prompt
+    // as recorded (the trace's parser holds both at 1 or more), its prefix the tree node its full blocks end at
     const row = traceRow(j);
-    st[jb + J.PREFIX] = row + 1;
+    st[jb + J.PREFIX] = traceWord(row, TR.NODE);
     st[jb + J.PROMPT] = traceWord(row, TR.INPUT);
     st[jb + J.OUTPUT] = traceWord(row, TR.OUTPUT);
     return;

@@ -7,7 +7,8 @@ import { invalidHintRequest, ServesimError } from '../errors.js';
 import type { CaseSummary } from '../model/summary.js';
 import { goalsInMilliseconds } from '../model/problem.js';
 import { protoGridKey, sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
-import { pointProblem, runSweep } from '../sweep/run.js';
+import { pointProblem, runSweep, sweepTraces } from '../sweep/run.js';
+import { traceSummary, type TraceSummary } from '../model/trace.js';
 import { pointVerdict, VERDICT_LEVEL } from '../model/verdict.js';
 import {
   hintRequestSchema,
@@ -25,6 +26,8 @@ import { searchCheapest, type Evaluation, type Found, type Violation } from './f
 export interface HintOptions {
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: HintProgress) => void;
+  /** Each trace the search replays (sweepTraces), once, before it simulates. */
+  readonly onTrace?: (trace: TraceSummary) => void;
   /** Folder that a problem given as a path is read from; absent: only ids and inline problems. */
   readonly baseDir?: string;
   /** Points a round of the numeric search asks (frontier.ts); 1 is bisection. */
@@ -62,6 +65,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const pricing = sweep.axes.some((a) => a.path === 'gpu.pricePerHour' || a.path.startsWith('gpu.profile'));
   const costText = req.cost ?? defaultCost(pricing ? sweep.points.map((point) => pointProblem(sweep, point)) : [sweep.problem]);
   const cost = costFunction(costText, sweep);
+  for (const trace of sweepTraces(sweep)) options.onTrace?.(traceSummary(trace));
   const valuesOf = (index: number): Record<string, GridValue> =>
     Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
 

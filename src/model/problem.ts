@@ -166,6 +166,8 @@ export interface Router {
   readonly retries: number;
   /** Points per replica on the consistent-hashing ring. */
   readonly virtualNodes: number;
+  /** Prefix affinity on a trace: the leading 512-token blocks a call's key hashes. */
+  readonly affinityBlocks: number;
 }
 
 /** Speed of one GPU replica: t = base + perSeq x B + prefillTokens / prefillRate. */

@@ -6,7 +6,7 @@
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
 import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
-import { traceSpan, type Trace } from '../model/trace.js';
+import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
 import { DEFAULT_KV_TOKENS, listPrice } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
@@ -232,9 +232,9 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
     out.push({ path: 'gpu.kvTokens', message: `${kvText(file.gpu)} cannot hold ${what}, ${least} tokens (${terms})` });
   }
   // each replica indexes its cached contexts; the smallest one decides how many fit (a
-  // trace's table is cut at the limit instead: an entry past it evicts another, compile.ts)
+  // trace's is one 512-token block)
   const smallest = trace !== null
-    ? undefined
+    ? (["a trace's block", TRACE_BLOCK_TOKENS] as const)
     : w.kind === 'task' ? (['workload.system', w.system] as const) : smallestPrefix;
   const entries = smallest === undefined ? 0 : cacheEntries(kv, smallest[1], slots);
   if (smallest !== undefined && entries > LIMITS.cacheEntries) {
@@ -289,7 +289,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
     warmup,
     duration,
     rate,
-    trace: trace === null ? null : { file: trace.file, span, scale: rateScale, scaleGiven: file.traffic.rateScale !== undefined },
+    trace: trace === null ? null : { scale: rateScale, scaleGiven: file.traffic.rateScale !== undefined },
     replicas,
     dependency: kind === 'job' ? 'server' : 'gpu',
     killTarget: killTargetOf(replicas),

@@ -35,6 +35,8 @@ export const LIMITS = {
   prefixes: 16,
   /** Points per replica on the consistent-hashing ring. */
   virtualNodes: 256,
+  /** Leading blocks a prefix-affinity key hashes on a trace (2M tokens of prompt). */
+  affinityBlocks: 4096,
   /** Model calls per agent task. */
   steps: 1_000,
   /**

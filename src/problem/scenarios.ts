@@ -4,7 +4,8 @@
  * the start of the measured window; in the typed Scenario they are microseconds from the start
  * of the run, so the engines never need to know about warm-up.
  */
-import { ServesimError, type FieldIssue } from '../errors.js';
+import { invalidProblem, ServesimError, type FieldIssue } from '../errors.js';
+import { traceSpan } from '../model/trace.js';
 import { expectedArrivals, type Burst, type Problem, type ReplicaFailure, type Scenario, type Slowdown, type Target } from '../model/problem.js';
 import { BUILTIN_CASE_NAMES, HORIZON_TEXT, LIMITS } from './limits.js';
 import type { FileFailure, FileScenario, ProblemFile } from './schema.js';
@@ -17,10 +18,10 @@ export interface CaseContext {
   /** Arrivals per second: traffic.rate, or a trace's mean rate at traffic.rateScale. */
   readonly rate: number;
   /**
-   * The trace replayed instead of Poisson arrivals, or null: its file (as the problem names
-   * it), its span (microseconds), traffic.rateScale, and whether the problem gave that.
+   * The trace replayed instead of Poisson arrivals, or null: traffic.rateScale, and whether the
+   * problem gave that.
    */
-  readonly trace: { readonly file: string; readonly span: number; readonly scale: number; readonly scaleGiven: boolean } | null;
+  readonly trace: { readonly scale: number; readonly scaleGiven: boolean } | null;
   /** Replicas of each component a slowdown or failure may hit; absent: the problem lacks it. */
   readonly replicas: ReadonlyMap<Target, number>;
   /** What slow-dependency slows: the model, or a job problem's server. */
@@ -173,25 +174,6 @@ class CaseBuilder {
     }
   }
 
-  /** A trace replayed at the case's speed must cover warm-up and the measured window. */
-  traceWindow(name: string, rateScale: number): void {
-    const t = this.ctx.trace;
-    if (t === null) return;
-    const { warmup, duration } = this.ctx;
-    const scale = t.scale * rateScale;
-    const speed = `${scaleText(scale)}x (traffic.rateScale ${t.scale} x case ${name}'s rateScale ${rateScale})`;
-    const needed = (warmup + duration) * scale;
-    // as compile.ts replays it: whole microseconds, the trace's times divided by the speed
-    const replayed = Math.floor(t.span / scale);
-    if (replayed < warmup + duration) {
-      this.issue(
-        'traffic.trace',
-        `${t.file} spans ${formatDuration(t.span)}; case ${name} replays it at ${speed}, so its window, traffic.warmup + traffic.duration = ` +
-          `${formatDuration(warmup + duration)}, needs ${formatDuration(Math.ceil(needed))} of it: shorten the window or lower the rateScale`,
-      );
-    }
-  }
-
   burst(b: { scale: number; from?: number | undefined; to?: number | undefined }, path: string): Burst | null {
     const w = this.window(b.from, b.to, path);
     return w === undefined ? null : { scale: b.scale, from: w.from, to: w.to };
@@ -218,7 +200,6 @@ class CaseBuilder {
     }
     const rateField = this.ctx.trace === null ? 'traffic.rate' : this.ctx.trace.scaleGiven ? 'traffic.rateScale' : 'traffic.trace';
     this.traffic(name, rateScale, burst, change?.rateScale !== undefined || change?.burst ? path : rateField);
-    this.traceWindow(name, rateScale);
     const failures = [...own, ...extra];
     if (failures.length > LIMITS.failures) {
       // the file's list, unless the case's own list is what passes the limit
@@ -278,10 +259,16 @@ export function buildCases(
 }
 
 /**
- * The problem's cases named in `names`, in the order asked ('all', or no names: every case).
+ * The problem's cases named in `names`, in the order asked ('all', or no names: every case):
+ * the cases that run, so what must hold of them all is checked here (checkTraceWindow).
  */
 export function selectCases(problem: Problem, names: readonly string[] | 'all'): Scenario[] {
-  if (names === 'all' || names.length === 0 || names.includes('all')) return [...problem.cases];
+  const out = names === 'all' || names.length === 0 || names.includes('all') ? [...problem.cases] : pick(problem, names);
+  checkTraceWindow(problem, out);
+  return out;
+}
+
+function pick(problem: Problem, names: readonly string[]): Scenario[] {
   const out: Scenario[] = [];
   for (const name of names) {
     const found = problem.cases.find((c) => c.name === name);
@@ -294,4 +281,31 @@ export function selectCases(problem: Problem, names: readonly string[] | 'all'):
     if (!out.includes(found)) out.push(found);
   }
   return out;
+}
+
+/**
+ * A trace replayed at each case's speed must cover warm-up and the measured window: checked
+ * for the cases that run (selectCases), so a case left out cannot stop the others, and
+ * reported once, naming every case that needs more of the trace than there is. Throws
+ * SERVESIM_PROBLEM_INVALID on traffic.trace.
+ */
+export function checkTraceWindow(problem: Problem, cases: readonly Scenario[]): void {
+  const { trace, rateScale, warmup, duration } = problem.traffic;
+  if (trace === null) return;
+  const span = traceSpan(trace);
+  const window = warmup + duration;
+  // as compile.ts replays it: whole microseconds, the trace's times divided by the speed
+  const short = cases.filter((c) => Math.floor(span / (rateScale * c.rateScale)) < window);
+  if (short.length === 0) return;
+  const speed = (c: Scenario): string => `${scaleText(rateScale * c.rateScale)}x (traffic.rateScale ${rateScale} x case ${c.name}'s rateScale ${c.rateScale})`;
+  const needs = (c: Scenario): string => formatDuration(Math.ceil(window * rateScale * c.rateScale));
+  const spans = `${trace.file} spans ${formatDuration(span)}`;
+  const windowText = `traffic.warmup + traffic.duration = ${formatDuration(window)}`;
+  const fix = 'shorten the window or lower the rateScale';
+  const [only] = short;
+  const message = short.length === 1
+    ? `${spans}; case ${only!.name} replays it at ${speed(only!)}, so its window, ${windowText}, needs ${needs(only!)} of it: ${fix}`
+    : `${spans}; the window, ${windowText}, needs more of it in cases ${short.map((c) => c.name).join(', ')}: ` +
+      `${short.map((c) => `case ${c.name} replays it at ${speed(c)}, needing ${needs(c)}`).join('; ')}: ${fix}`;
+  throw invalidProblem([{ path: 'traffic.trace', message }]);
 }

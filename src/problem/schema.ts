@@ -356,6 +356,9 @@ const router = z.strictObject({
   alpha: real({ gte: 0, lte: LIMITS.maxAlpha, milli: true }).default(1).meta({ description: 'cache-aware weight of queued tokens. Default 1.' }),
   retries: int(0, LIMITS.retries).default(1),
   virtualNodes: int(1, LIMITS.virtualNodes, 'ring points per replica').default(64),
+  affinityBlocks: int(1, LIMITS.affinityBlocks, 'blocks a prefix-affinity key hashes').default(2).meta({
+    description: "prefix-affinity and bounded-affinity on a trace: a call's key hashes its prompt's first this many 512-token blocks. Default 2: the conversation trace's first block is one system prompt every request shares, its second tells conversations apart.",
+  }),
 });
 
 const inlineProfile = z.strictObject({

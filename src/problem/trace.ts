@@ -1,10 +1,10 @@
 /**
  * Request traces (docs/model.md section 2) read into a Trace: the Mooncake format (JSONL, one
  * request a line, with the hash ids of its prompt's 512-token blocks) and the Azure LLM
- * inference trace (CSV, no hash ids). Each request's parent and shared prefix come from the
- * hash ids, found with a trie in one pass. A file is parsed once for as long as its path, size
- * and modification time stay the same, so a sweep that builds its problem per grid point reads
- * it once.
+ * inference trace (CSV, no hash ids). The hash ids give the radix tree of the prompts' full
+ * blocks and what an infinite block cache would find of each prompt, both from a trie built in
+ * one pass. A file is parsed once for as long as its path, size and modification time stay the
+ * same, so a sweep that builds its problem per grid point reads it once.
  *
  * Messages name the file as the problem wrote it (never its absolute path: a server's errors
  * must not describe its disk), the line, the field and the reason.
@@ -12,14 +12,14 @@
 import { statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServesimError } from '../errors.js';
-import { TRACE_BLOCK_TOKENS, type Trace, type TraceFormat } from '../model/trace.js';
+import { TRACE_BLOCK_TOKENS, type Trace, type TraceFormat, type TraceTree } from '../model/trace.js';
 import { LIMITS } from './limits.js';
 import { readInputBytes } from './parse.js';
 
 /** The problem field every trace error is about. */
 export const TRACE_FIELD = 'traffic.trace';
 
-/** The largest hash id: its routeKey (id + 1) must fit a u32. */
+/** The largest hash id: ids are u32, 0xffffffff left unused. */
 const MAX_HASH_ID = 0xffff_fffe;
 
 /** A trace's format from its file name: `.jsonl` Mooncake, `.csv` Azure; undefined for any other. */
@@ -44,29 +44,194 @@ function shown(x: unknown): string {
   return String(x);
 }
 
+/** A Uint32Array that doubles as values are pushed. */
+class U32List {
+  a: Uint32Array;
+  n = 0;
+  constructor(capacity: number) {
+    this.a = new Uint32Array(Math.max(16, capacity));
+  }
+  push(x: number): void {
+    if (this.n === this.a.length) {
+      const b = new Uint32Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = x;
+  }
+  /** The values pushed, as an array of exactly that length. */
+  done(): Uint32Array {
+    return this.n === this.a.length ? this.a : this.a.slice(0, this.n);
+  }
+}
+
+/**
+ * The trie of every request's full blocks, one node a block, node 0 the root (the empty
+ * prompt); compressed into the Trace's radix tree once the file is read. Kept in typed arrays:
+ * a node's first child inline (a conversation's blocks follow one another, so most nodes have
+ * one), later children in a Map of the node's own, whose insertion order keeps the order the
+ * children were first seen in.
+ */
+class BlockTrie {
+  private n = 1;
+  private firstId = new Uint32Array(1024);
+  private firstChild = new Int32Array(1024).fill(-1);
+  private kids = new Uint32Array(1024);
+  /** Whether a request's full blocks end at the node. */
+  private ends = new Uint8Array(1024);
+  private readonly more = new Map<number, Map<number, number>>();
+
+  private child(node: number, id: number): number {
+    const first = this.firstChild[node]!;
+    if (first < 0) return -1;
+    if (this.firstId[node] === id) return first;
+    return this.kids[node]! > 1 ? (this.more.get(node)!.get(id) ?? -1) : -1;
+  }
+
+  private addChild(node: number, id: number): number {
+    if (this.n === this.firstChild.length) this.grow();
+    const c = this.n++;
+    if (this.firstChild[node]! < 0) {
+      this.firstChild[node] = c;
+      this.firstId[node] = id;
+    } else {
+      let m = this.more.get(node);
+      if (m === undefined) this.more.set(node, (m = new Map()));
+      m.set(id, c);
+    }
+    this.kids[node]!++;
+    return c;
+  }
+
+  private grow(): void {
+    const size = this.firstChild.length * 2;
+    const firstId = new Uint32Array(size);
+    firstId.set(this.firstId);
+    const firstChild = new Int32Array(size).fill(-1);
+    firstChild.set(this.firstChild);
+    const kids = new Uint32Array(size);
+    kids.set(this.kids);
+    const ends = new Uint8Array(size);
+    ends.set(this.ends);
+    this.firstId = firstId;
+    this.firstChild = firstChild;
+    this.kids = kids;
+    this.ends = ends;
+  }
+
+  /** The trie node the last request added ends at (0, the root, for one without a full block). */
+  end = 0;
+
+  /**
+   * Adds a request's full blocks, `ids[from]` up to `ids[from + full]`, and sets `end`.
+   * Returns how many of its leading full blocks some earlier request also began with: the
+   * walk down the trie as it stood before.
+   */
+  add(ids: Uint32Array, from: number, full: number): number {
+    let node = 0;
+    let d = 0;
+    for (; d < full; d++) {
+      const next = this.child(node, ids[from + d]!);
+      if (next < 0) break;
+      node = next;
+    }
+    const matched = d;
+    for (; d < full; d++) node = this.addChild(node, ids[from + d]!);
+    if (full > 0) this.ends[node] = 1;
+    this.end = node;
+    return matched;
+  }
+
+  /**
+   * The radix tree: each maximal chain of trie nodes that breaks after a node where a request
+   * ends or that has other than one child is a node, numbered in preorder (children in the
+   * order they were first seen). `ends` (trie nodes) become the tree nodes they end, in place.
+   */
+  compress(ends: Int32Array): TraceTree {
+    const cap = this.n - 1;
+    const parent = new Int32Array(cap);
+    const tokens = new Uint32Array(cap);
+    const depth = new Uint32Array(cap);
+    const nodeOf = new Int32Array(this.n).fill(-1);
+    const stackTrie = new Int32Array(Math.max(1, cap));
+    const stackParent = new Int32Array(Math.max(1, cap));
+    let top = 0;
+    const pushChildren = (t: number, p: number): void => {
+      const k = this.kids[t]!;
+      if (k === 0) return;
+      // pushed last first, so the first-seen child is taken (and numbered) first
+      if (k > 1) {
+        const later = [...this.more.get(t)!.values()];
+        for (let j = later.length - 1; j >= 0; j--) {
+          stackTrie[top] = later[j]!;
+          stackParent[top++] = p;
+        }
+      }
+      stackTrie[top] = this.firstChild[t]!;
+      stackParent[top++] = p;
+    };
+    pushChildren(0, -1);
+    let nodes = 0;
+    while (top > 0) {
+      const start = stackTrie[--top]!;
+      const p = stackParent[top]!;
+      let e = start;
+      let blocks = 1;
+      while (this.ends[e] === 0 && this.kids[e] === 1) {
+        e = this.firstChild[e]!;
+        blocks++;
+      }
+      const u = nodes++;
+      parent[u] = p;
+      tokens[u] = blocks * TRACE_BLOCK_TOKENS;
+      depth[u] = (p < 0 ? 0 : depth[p]!) + tokens[u]!;
+      nodeOf[e] = u;
+      pushChildren(e, u);
+    }
+    // preorder: a node's subtree is the nodes after it up to its end; sizes summed bottom up
+    const end = new Uint32Array(nodes);
+    for (let u = nodes - 1; u >= 0; u--) {
+      end[u] = end[u]! + u + 1;
+      const p = parent[u]!;
+      if (p >= 0) end[p] = end[p]! + (end[u]! - u);
+    }
+    for (let i = 0; i < ends.length; i++) ends[i] = ends[i] === 0 ? -1 : nodeOf[ends[i]!]!;
+    const fit = <T extends Int32Array | Uint32Array>(a: T): T => (a.length === nodes ? a : (a.slice(0, nodes) as T));
+    return { nodes, parent: fit(parent), end, tokens: fit(tokens), depth: fit(depth) };
+  }
+}
+
+/** The radix tree of a trace without hash ids. */
+function emptyTree(): TraceTree {
+  return { nodes: 0, parent: new Int32Array(0), end: new Uint32Array(0), tokens: new Uint32Array(0), depth: new Uint32Array(0) };
+}
+
 /** Columns of the typed arrays, grown as lines are read. */
 class Columns {
   at: Float64Array;
   input: Uint32Array;
   output: Uint32Array;
-  parent: Int32Array;
-  shared: Uint32Array;
-  routeKey: Uint32Array;
+  /** The trie node each request's full blocks end at while reading; its tree node after. */
+  node: Int32Array;
+  reusable: Uint32Array;
+  readonly ids: U32List;
+  idsStart: Uint32Array;
   n = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, ids = 0) {
     const c = Math.max(1, capacity);
     this.at = new Float64Array(c);
     this.input = new Uint32Array(c);
     this.output = new Uint32Array(c);
-    this.parent = new Int32Array(c);
-    this.shared = new Uint32Array(c);
-    this.routeKey = new Uint32Array(c);
+    this.node = new Int32Array(c);
+    this.reusable = new Uint32Array(c);
+    this.ids = new U32List(ids);
+    this.idsStart = new Uint32Array(c + 1);
   }
 
   /** A trace of exactly the rows read (copies only when lines were blank). */
-  trace(file: string, format: TraceFormat): Trace {
-    const fit = <T extends Float64Array | Uint32Array | Int32Array>(a: T): T => (a.length === this.n ? a : (a.slice(0, this.n) as T));
+  trace(file: string, format: TraceFormat, tree: TraceTree): Trace {
+    const fit = <T extends Float64Array | Uint32Array | Int32Array>(a: T, n = this.n): T => (a.length === n ? a : (a.slice(0, n) as T));
     return {
       file,
       format,
@@ -74,73 +239,12 @@ class Columns {
       at: fit(this.at),
       input: fit(this.input),
       output: fit(this.output),
-      parent: fit(this.parent),
-      shared: fit(this.shared),
-      routeKey: fit(this.routeKey),
+      node: fit(this.node),
+      tree,
+      ids: this.ids.done(),
+      idsStart: fit(this.idsStart, this.n + 1),
+      reusable: fit(this.reusable),
     };
-  }
-}
-
-/**
- * One node of the hash-id trie: the latest request whose whole full blocks end at it, and its
- * children by id. Most nodes have one child (a conversation's blocks follow one another), held
- * inline; a Map only once a second one comes.
- */
-class TrieNode {
-  ending = -1;
-  key = -1;
-  child: TrieNode | null = null;
-  more: Map<number, TrieNode> | null = null;
-
-  get(id: number): TrieNode | undefined {
-    if (this.key === id) return this.child!;
-    return this.more?.get(id);
-  }
-
-  add(id: number): TrieNode {
-    const node = new TrieNode();
-    if (this.child === null) {
-      this.key = id;
-      this.child = node;
-    } else {
-      (this.more ??= new Map()).set(id, node);
-    }
-    return node;
-  }
-}
-
-/**
- * Parent, shared prefix and route key of each request, in arrival order. A request's parent is
- * the latest earlier request whose full blocks are all a prefix of its prompt, the deepest
- * such (docs/model.md section 2): the engines cache a prompt under its parent's entry, so a
- * parent must be wholly a prefix of its children's prompts (were it not, a request sharing
- * only a system prompt would pin a chain of unrelated prompts). `add` walks the request's ids
- * down the trie of earlier requests' full blocks, then marks where its own full blocks end.
- */
-class PrefixTrie {
-  private readonly root = new TrieNode();
-
-  add(cols: Columns, i: number, ids: readonly number[]): void {
-    let node = this.root;
-    let parent = -1;
-    let depth = 0;
-    for (let d = 0; d < ids.length; d++) {
-      const next = node.get(ids[d]!);
-      if (next === undefined) break;
-      node = next;
-      if (node.ending >= 0) {
-        parent = node.ending;
-        depth = d + 1;
-      }
-    }
-    cols.parent[i] = parent;
-    cols.shared[i] = parent < 0 ? 0 : Math.min(depth * TRACE_BLOCK_TOKENS, cols.input[parent]!, cols.input[i]!);
-    cols.routeKey[i] = ids.length === 0 ? 0 : (ids.length >= 2 ? ids[1]! : ids[0]!) + 1;
-    const full = Math.min(ids.length, Math.floor(cols.input[i]! / TRACE_BLOCK_TOKENS));
-    if (full === 0) return;
-    node = this.root;
-    for (let d = 0; d < full; d++) node = node.get(ids[d]!) ?? node.add(ids[d]!);
-    node.ending = i;
   }
 }
 
@@ -181,8 +285,9 @@ function checkOrder(file: string, n: number, field: string, micros: number, prev
 }
 
 function parseMooncake(text: string, file: string): Trace {
-  const cols = new Columns(lineCount(text));
-  const trie = new PrefixTrie();
+  // ids take 3 characters at least: room for most files without growing, bounded for large ones
+  const cols = new Columns(lineCount(text), Math.min(text.length >> 3, 1 << 22));
+  const trie = new BlockTrie();
   let first = 0;
   let previous: { micros: number; shown: string } | undefined;
   for (const { line, n } of lines(text)) {
@@ -206,25 +311,34 @@ function parseMooncake(text: string, file: string): Trace {
       const why = tokensProblem(r[field]);
       if (why !== undefined) throw invalid(file, n, `${field} ${why}`);
     }
-    const ids = r['hash_ids'];
-    if (!Array.isArray(ids)) throw invalid(file, n, `hash_ids must be a list of block ids (got ${shown(ids)})`);
+    // without hash ids (none given, or null) the request replays as a prompt of its own
+    const ids = r['hash_ids'] ?? [];
+    if (!Array.isArray(ids)) throw invalid(file, n, `hash_ids must be a list of block ids, or left out (got ${shown(ids)})`);
+    const from = cols.ids.n;
     for (let k = 0; k < ids.length; k++) {
       const id: unknown = ids[k];
       if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_HASH_ID) {
         throw invalid(file, n, `hash_ids[${k}] must be a whole number from 0 to ${MAX_HASH_ID} (got ${shown(id)})`);
       }
+      cols.ids.push(id);
     }
     checkOrder(file, n, 'timestamp', micros, previous?.micros, `${ts}`, previous?.shown ?? '');
     previous = { micros, shown: `${ts}` };
     const i = cols.n++;
     if (i === 0) first = micros;
+    const input = r['input_length'] as number;
     cols.at[i] = micros - first;
-    cols.input[i] = r['input_length'] as number;
+    cols.input[i] = input;
     cols.output[i] = r['output_length'] as number;
-    trie.add(cols, i, ids as number[]);
+    cols.idsStart[i + 1] = cols.ids.n;
+    // the partial last block is never cached: only full blocks join the tree
+    const full = Math.min(ids.length, Math.floor(input / TRACE_BLOCK_TOKENS));
+    const matched = trie.add(cols.ids.a, from, full);
+    cols.node[i] = trie.end;
+    cols.reusable[i] = Math.min(matched * TRACE_BLOCK_TOKENS, input - 1);
   }
   if (cols.n === 0) throw invalid(file, undefined, 'the trace is empty: no requests');
-  return cols.trace(file, 'mooncake');
+  return cols.trace(file, 'mooncake', trie.compress(cols.node));
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -300,11 +414,11 @@ function parseAzure(text: string, file: string): Trace {
     cols.at[i] = micros - first;
     cols.input[i] = counts[0]!;
     cols.output[i] = counts[1]!;
-    cols.parent[i] = -1;
+    cols.node[i] = -1;
   }
   if (header === undefined) throw invalid(file, undefined, `the trace is empty: no header line (${AZURE_COLUMNS.join(',')}) and no requests`);
   if (cols.n === 0) throw invalid(file, undefined, 'the trace is empty: a header and no requests');
-  return cols.trace(file, 'azure');
+  return cols.trace(file, 'azure', emptyTree());
 }
 
 /**

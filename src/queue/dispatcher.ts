@@ -16,7 +16,7 @@ import type { Job, JobDispatcher } from '../service/jobs.js';
 import type { StreamingRunOptions } from '../service/streaming-run.js';
 import type { BatchUsed } from '../run/batches.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
-import type { Sweep } from '../sweep/spec.js';
+import { sweepTraceSummary, type Sweep } from '../sweep/spec.js';
 import {
   chunkData, chunkIndexes, chunkJobId, decodeSummary, defaultChunkSize, parseChunkJobId, sweepFromFile, sweepToFile,
   type ChunkData, type ChunkResult,
@@ -114,6 +114,7 @@ class Assembly {
         baseSeed: sweep.baseSeed,
         servesimVersion: result.meta.servesimVersion,
         createdAt: new Date().toISOString(),
+        trace: sweepTraceSummary(sweep),
       };
       this.options.onMeta(this.meta);
     }
@@ -168,6 +169,7 @@ class Assembly {
         baseSeed: sweep.baseSeed,
         servesimVersion: null,
         createdAt: new Date().toISOString(),
+        trace: sweepTraceSummary(sweep),
       },
     };
   }

@@ -3,6 +3,7 @@
  * one grid point of src/run/points.ts, its cases one batch per shape.
  */
 import type { Problem } from '../model/problem.js';
+import { traceSummary } from '../model/trace.js';
 import { selectCases } from '../problem/parse.js';
 import { ServesimError } from '../errors.js';
 import { packageVersion } from '../version.js';
@@ -49,6 +50,7 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
       maxSeeds,
       baseSeed: options.baseSeed,
       servesimVersion: packageVersion(),
+      trace: problem.traffic.trace === null ? null : traceSummary(problem.traffic.trace),
     },
   };
 }

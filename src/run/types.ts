@@ -1,5 +1,6 @@
 import type { Problem } from '../model/problem.js';
 import type { CaseSummary } from '../model/summary.js';
+import type { TraceSummary } from '../model/trace.js';
 import type { BatchUsed } from './batches.js';
 
 /** What a user asks for: the GPU, the CPU pool, or whichever pays off for this batch. */
@@ -44,6 +45,8 @@ export interface RunMeta {
   readonly maxSeeds: number;
   readonly baseSeed: number;
   readonly servesimVersion: string;
+  /** The problem's trace, as loaded; null without one. */
+  readonly trace: TraceSummary | null;
 }
 
 export interface RunResult {

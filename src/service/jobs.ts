@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { packageVersion } from '../version.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
-import type { GridPoint, Sweep } from '../sweep/spec.js';
+import { sweepTraceSummary, type GridPoint, type Sweep } from '../sweep/spec.js';
 import { busy, publicMessage, ServiceError } from './errors.js';
 import type { Release, Slots } from './slots.js';
 import { runSweepStreaming, type StreamingRunOptions, type SweepRunner } from './streaming-run.js';
@@ -198,6 +198,7 @@ export class Job {
       baseSeed: this.sweep.baseSeed,
       servesimVersion: packageVersion(),
       createdAt: this.createdAt.toISOString(),
+      trace: sweepTraceSummary(this.sweep),
     };
   }
 }

@@ -7,13 +7,14 @@
  * nothing a user submitted is lost.
  */
 import type { CaseSummary } from '../model/summary.js';
+import type { Trace, TraceSummary } from '../model/trace.js';
 import { problemFromObject } from '../problem/parse.js';
 import type { BatchUsed } from '../run/batches.js';
 import { engineMeta } from '../run/run.js';
 import { runPoints } from '../run/points.js';
 import type { EngineUsed } from '../run/types.js';
 import { packageVersion } from '../version.js';
-import type { GridPoint, Sweep } from './spec.js';
+import { sweepTraceSummary, TRACE_AXIS, type GridPoint, type GridValue, type Sweep } from './spec.js';
 
 export interface SweepRow {
   readonly point: GridPoint;
@@ -45,6 +46,8 @@ export interface SweepMeta {
   readonly baseSeed: number;
   readonly servesimVersion: string | null;
   readonly createdAt: string;
+  /** The trace the sweep replays, as loaded (sweepTraceSummary); null without one or with a grid of traces. */
+  readonly trace: TraceSummary | null;
 }
 
 export interface SweepOutcome {
@@ -70,6 +73,26 @@ export interface SweepRunOptions {
 export function pointProblem(sweep: Sweep, point: GridPoint) {
   const problem = problemFromObject(sweep.problemRaw, point.sets, sweep.problemSource, sweep.traceDirs);
   return sweep.confidence === problem.confidence ? problem : { ...problem, confidence: sweep.confidence };
+}
+
+/**
+ * The traces a sweep replays, each once: its problem's, or with traffic.trace on the grid each
+ * value's (from the first grid point that takes it).
+ */
+export function sweepTraces(sweep: Sweep): Trace[] {
+  const axis = sweep.axes.findIndex((a) => a.path === TRACE_AXIS);
+  const base = sweep.problem.traffic.trace;
+  if (axis < 0) return base === null ? [] : [base];
+  const seen = new Set<GridValue>();
+  const out: Trace[] = [];
+  for (const point of sweep.points) {
+    const value = point.values[axis]!;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    const trace = pointProblem(sweep, point).traffic.trace;
+    if (trace !== null) out.push(trace);
+  }
+  return out;
 }
 
 export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Promise<SweepOutcome> {
@@ -115,6 +138,7 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
       baseSeed: sweep.baseSeed,
       servesimVersion: batches.length === 0 ? null : packageVersion(),
       createdAt: new Date().toISOString(),
+      trace: sweepTraceSummary(sweep),
     },
   };
 }

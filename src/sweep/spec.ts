@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { invalidProblem, invalidSweep, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
+import { traceSummary, type TraceSummary } from '../model/trace.js';
 import { AUTO_FIRST_SEEDS, DEFAULT_MAX_SEEDS, seedRange } from '../model/verdict.js';
 import { problemFromObject, readInputFile, readYaml, selectCases, type TraceDirs } from '../problem/parse.js';
 import { isPlainObject } from '../problem/schema-walk.js';
@@ -256,8 +257,9 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
   try {
     caseNames = selectCases(problem, file.cases).map((c) => c.name);
   } catch (err) {
-    // the same check as `run --case`, but here the sweep file's field is to blame
-    throw err instanceof ServesimError ? new ServesimError(err.code, err.message, 'cases') : err;
+    // the same check as `run --case`, but here the sweep file's field is to blame (a trace too
+    // short for the cases is the problem's)
+    throw err instanceof ServesimError && err.code === 'SERVESIM_CASE_UNKNOWN' ? new ServesimError(err.code, err.message, 'cases') : err;
   }
   const range = seedRange(options.seeds ?? file.seeds, options.maxSeeds ?? (options.seeds === undefined ? file.maxSeeds : undefined));
   if (typeof range === 'string') throw invalid('maxSeeds', range);
@@ -290,10 +292,10 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     const sets = axes.map((axis, a) => `${axis.path}=${JSON.stringify(values[a])}`);
     points.push({ index, values, sets });
   }
-  // every point must make a valid problem: a bad value fails now, not after hours of work
+  // every point must make a valid problem for the cases: a bad value fails now, not after hours of work
   for (const point of points) {
     try {
-      problemFromObject(problemRaw, point.sets, source, traceDirs);
+      selectCases(problemFromObject(problemRaw, point.sets, source, traceDirs), caseNames);
     } catch (err) {
       // the override error names the path; say which grid point carried it
       const at = axes.map((a, i) => `${a.path}=${String(point.values[i])}`).join(', ');
@@ -317,6 +319,18 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     confidence: file.confidence ?? problem.confidence,
     engine: options.engine ?? file.engine,
   };
+}
+
+/** The grid path that replays another trace at each of its values. */
+export const TRACE_AXIS = 'traffic.trace';
+
+/**
+ * What a sweep's results keep of its trace (SweepMeta.trace, servesim.trace): its problem's,
+ * null without one, or with traffic.trace on the grid (each row's is its traffic.trace value).
+ */
+export function sweepTraceSummary(sweep: Sweep): TraceSummary | null {
+  const trace = sweep.problem.traffic.trace;
+  return trace === null || sweep.axes.some((a) => a.path === TRACE_AXIS) ? null : traceSummary(trace);
 }
 
 /** Reads a sweep file; relative problem paths resolve against the file's folder. */

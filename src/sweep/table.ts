@@ -122,6 +122,8 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     ['servesim.grid', JSON.stringify(sweep.axes.map((a) => a.path))],
     ['servesim.goals', JSON.stringify(goalsInMilliseconds(sweep.problem.goals))],
     ['servesim.confidence', String(sweep.confidence)],
+    // a meta from before the field has none
+    ['servesim.trace', JSON.stringify(meta.trace ?? null)],
     ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
     ['servesim.batches', JSON.stringify(meta.batches)],
     ...completenessMetadata(sweep, held),
