@@ -237,6 +237,12 @@ describe('an Azure trace', () => {
     expect(parseAzureTimestamp('2023-02-29 00:00:00')).toBeUndefined();
     expect(parseAzureTimestamp('16/11/2023 18:15')).toBeUndefined();
   });
+
+  it('reads years 0000-0099 as written, not as 1900-1999', () => {
+    expect(parseAzureTimestamp('0050-03-01 12:00:00')).toBe(Date.parse('0050-03-01T12:00:00Z') * 1000);
+    expect(parseAzureTimestamp('0000-02-29 00:00:00')).toBe(Date.parse('0000-02-29T00:00:00Z') * 1000);
+    expect(parseAzureTimestamp('0099-12-31 23:59:59')).toBe(Date.parse('0099-12-31T23:59:59Z') * 1000);
+  });
 });
 
 describe('trace errors name the file, the line, the field and the reason', () => {

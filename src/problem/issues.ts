@@ -50,17 +50,25 @@ function distance(a: string, b: string): number {
   return row[b.length] as number;
 }
 
+/**
+ * The candidate within a third of the word's length in edits (at least one), the nearest; none
+ * when none is. A candidate whose length differs by more than that is never near enough (every
+ * extra letter is an edit), so it is skipped unmeasured: a megabyte-long unknown name costs a
+ * pass over the candidates' lengths, not megabytes times each candidate.
+ */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const allowed = Math.max(1, Math.floor(word.length / 3));
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
+    if (Math.abs(c.length - word.length) > allowed) continue;
     const d = distance(word, c);
     if (d < bestD) {
       best = c;
       bestD = d;
     }
   }
-  return bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+  return bestD <= allowed ? best : undefined;
 }
 
 /** "gpu takes replicas, slots, ..." for the object at `path`. */

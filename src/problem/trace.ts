@@ -356,7 +356,10 @@ export function parseAzureTimestamp(text: string): number | undefined {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
   if (days === undefined || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return undefined;
-  const epochDays = Date.UTC(year, month - 1, day) / 86_400_000;
+  // setUTCFullYear reads a year as written: Date.UTC takes 0-99 for 1900-1999
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  const epochDays = date.getTime() / 86_400_000;
   // nanoseconds of the fraction, rounded to microseconds
   const fraction = Math.round(Number((m[7] ?? '').padEnd(9, '0')) / 1000);
   return (epochDays * 86_400 + hour * 3_600 + minute * 60 + second) * 1_000_000 + fraction;
