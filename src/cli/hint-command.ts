@@ -4,10 +4,9 @@
  * point the search evaluates is reported on stderr as it finishes.
  */
 import { dirname, resolve } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
 import { invalidProblem, ServesimError } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
-import { DEFAULT_COST, DOLLARS_COST, parseCost } from '../hint/cost.js';
+import { DOLLARS_COST } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
 import { applyOverrides, overrideFor } from '../problem/overrides.js';
@@ -16,14 +15,13 @@ import { isPlainObject } from '../problem/schema-walk.js';
 import { TRACE_FIELD } from '../problem/trace.js';
 import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
-import { EXIT, formatOption, MAX_SEED, parseInteger, seedOptions, simulationOptions } from './options.js';
+import { EXIT, seedOptions, type Vary } from './options.js';
 import { traceLine, type CliIo } from './run-command.js';
 
-/** Seeds per case when none are asked for: until each verdict is decided. */
-const HINT_SEEDS = 'auto';
+// the parser is the command table's (program.ts), with the other option parsers
+export { collectVary } from './options.js';
 
 type Values = Record<string, number | string>;
-type Vary = Record<string, (number | string)[] | { from: number; to: number; step: number }>;
 
 export interface HintOptionValues {
   readonly vary: Vary;
@@ -37,95 +35,6 @@ export interface HintOptionValues {
   readonly confidence?: number;
   readonly engine: EngineChoice;
   readonly format: 'table' | 'json';
-}
-
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-
-/**
- * `--vary PATH=RANGE` (repeatable): `4..32` (step 1), `4..32:4`, or a comma list of values
- * (numbers where they read as numbers, names otherwise).
- */
-export function collectVary(text: string, previous: Vary = {}): Vary {
-  const eq = text.indexOf('=');
-  const path = eq < 0 ? '' : text.slice(0, eq).trim();
-  const spec = eq < 0 ? '' : text.slice(eq + 1).trim();
-  if (path === '' || spec === '') {
-    throw new InvalidArgumentError(`--vary must be PATH=RANGE (gpu.slots=4..32, gpu.slots=4..32:4 or router.policy=least-loaded,cache-aware), got '${text}'.`);
-  }
-  if (Object.hasOwn(previous, path)) throw new InvalidArgumentError(`--vary names ${path} twice.`);
-  const range = /^(.+?)\.\.(.+?)(?::(.+))?$/.exec(spec);
-  if (range !== null) {
-    const [from, to, step] = [range[1]!, range[2]!, range[3] ?? '1'].map((s) => s.trim());
-    if (![from, to, step].every((s) => NUMBER.test(s))) {
-      throw new InvalidArgumentError(`--vary ${path}: a range is FROM..TO or FROM..TO:STEP in numbers, got '${spec}'.`);
-    }
-    const r = { from: Number(from), to: Number(to), step: Number(step) };
-    if (r.step <= 0) throw new InvalidArgumentError(`--vary ${path}: the step must be positive, got '${step}'.`);
-    if (r.to < r.from) throw new InvalidArgumentError(`--vary ${path}: ${to} is below ${from}.`);
-    return { ...previous, [path]: r };
-  }
-  const values = spec.split(',').map((v) => v.trim());
-  if (values.some((v) => v === '')) throw new InvalidArgumentError(`--vary ${path}: an empty value in '${spec}'.`);
-  return { ...previous, [path]: values.map((v) => (NUMBER.test(v) ? Number(v) : v)) };
-}
-
-/** `--cost EXPR`, checked for syntax here; its paths are checked against the problem later. */
-function parseCostOption(text: string): string {
-  try {
-    parseCost(text);
-  } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
-  }
-  return text;
-}
-
-function parseConfidence(text: string): number {
-  const v = NUMBER.test(text.trim()) ? Number(text) : Number.NaN;
-  if (!(v > 0 && v <= 1)) throw new InvalidArgumentError(`--confidence must be a number in (0, 1], got '${text}'.`);
-  return v;
-}
-
-export function addHintCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const hint = program
-    .command('hint')
-    .description(
-      'search the cheapest configurations that pass every case (varying the given paths), with ' +
-        'each case\'s margins and why the next cheaper configurations fail',
-    )
-    .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem')
-    .addOption(
-      new Option('--vary <path=range>', 'a path to search over, repeatable: 4..32, 4..32:4 or a comma list')
-        .argParser(collectVary)
-        .makeOptionMandatory(),
-    )
-    .addOption(
-      // no commander default: the search picks dollars where the problem's GPUs have a price
-      new Option('--cost <expr>', `cost to minimise: + - * / ( ) over numbers, paths, gpus and ${DOLLARS_COST} (default: ${DOLLARS_COST} when the GPU profile has a price, else ${DEFAULT_COST})`).argParser(
-        parseCostOption,
-      ),
-    );
-  for (const option of simulationOptions()) {
-    hint.addOption(option.long === '--seeds' ? option.default(HINT_SEEDS) : option);
-  }
-  hint
-    .addOption(new Option('--confidence <p>', "share of seeds that must meet every goal (default: the problem's)").argParser(parseConfidence))
-    .addOption(new Option('--recheck-seed <base>', 'base seed of the re-check on fresh seeds (default: derived from --seed)').argParser((t) => parseInteger(t, '--recheck-seed', 0, MAX_SEED)))
-    .addOption(formatOption(['table', 'json']))
-    .addHelpText(
-      'after',
-      '\nNumeric paths are searched assuming more never hurts (bisection), and the cheaper neighbours\n' +
-        'of what is found are evaluated to check it; each value of a named path (router.policy) is\n' +
-        'searched on its own. Each point takes seeds until its verdict is decided (--seeds auto), and\n' +
-        'what is found is re-checked with its neighbours on fresh seeds. Results go to stdout,\n' +
-        'progress to stderr.\n\n' +
-        'Examples:\n' +
-        '  servesim hint problems/hot-prefix.yaml --set router.policy=least-loaded --vary gpu.slots=2..24\n' +
-        '  servesim hint coding-agents --vary router.policy=round-robin,prefix-affinity --vary gpu.replicas=4..12 --vary gpu.slots=1..6\n' +
-        "  servesim hint hot-prefix --vary gpu.slots=4..32:4 --cost 'gpu.replicas * gpu.slots + app.replicas' -f json",
-    )
-    .action(async (problem: string, opts: HintOptionValues) => {
-      setExit(await hintCommand(problem, opts, io));
-    });
 }
 
 /** Runs the `hint` command; resolves to the exit status. Input errors are thrown. */

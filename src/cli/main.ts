@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `servesim` bin: the real problem parser, runner and process streams, handed to the
- * command table in program.ts.
+ * command table in program.ts. Each is imported when a command first uses it (lazy.ts).
  */
-import { loadProblem, selectCases } from '../problem/parse.js';
-import { closeEngines, runProblem } from '../run/run.js';
+import { closeEngines, realDeps } from './lazy.js';
 import { EXIT } from './options.js';
 import { main } from './program.js';
 
@@ -12,7 +11,7 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 let interrupts = 0;
 const code = await main(
   process.argv,
-  { loadProblem, selectCases, runProblem },
+  realDeps,
   {
     stdout: process.stdout,
     stderr: process.stderr,

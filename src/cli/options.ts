@@ -1,18 +1,38 @@
 /**
- * Argument parsing shared by the commands (`run`, and later `sweep`, `serve`, `hint`): each
- * parser throws commander's InvalidArgumentError with a message naming the option, so a bad
- * value reads `error: option '--seeds <n>' argument '0' is invalid. --seeds must be ...`.
+ * Argument parsing for the commands: each parser throws commander's InvalidArgumentError with
+ * a message naming the option, so a bad value reads `error: option '--seeds <n>' argument '0'
+ * is invalid. --seeds must be ...`. The command table (program.ts) loads this module whenever
+ * servesim starts, so it imports nothing heavy: no zod, YAML, fastify or engines.
  */
 import { InvalidArgumentError, Option } from 'commander';
 import { ServesimError } from '../errors.js';
-import type { EngineChoice } from '../run/types.js';
-import { MAX_SEEDS } from '../sweep/spec.js';
+import { parseCost } from '../hint/cost.js';
 import { DEFAULT_MAX_SEEDS, seedRange, type SeedRange } from '../model/verdict.js';
+import { parseQueueUrl } from '../queue/connection.js';
+import type { EngineChoice } from '../run/types.js';
+import { MAX_SEEDS } from '../sweep/limits.js';
 
 /** How a command writes its results on stdout. */
 export type OutputFormat = 'table' | 'json' | 'csv';
 
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'csv'];
+
+/** How `sweep` writes its results: the output formats, and Arrow and Parquet tables. */
+export type SweepFormat = OutputFormat | 'arrow' | 'parquet';
+export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow', 'parquet'];
+
+/** The format `sweep --out FILE` writes, by FILE's extension. */
+export const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
+  '.arrow': 'arrow',
+  '.feather': 'arrow',
+  '.arrows': 'arrow',
+  '.parquet': 'parquet',
+  '.csv': 'csv',
+  '.json': 'json',
+  '.txt': 'table',
+};
+
+export const EXTENSIONS = Object.keys(FORMAT_OF_EXTENSION).join(', ');
 export const ENGINE_CHOICES: readonly EngineChoice[] = ['auto', 'gpu', 'cpu'];
 
 /** Seeds per case when none are asked for. */
@@ -122,6 +142,83 @@ export function collectSet(text: string, previous: readonly string[] = []): read
     throw new InvalidArgumentError(`--set must be PATH=VALUE (e.g. gpu.slots=32), got '${text}'.`);
   }
   return [...previous, text];
+}
+
+/** A count option's parser: an integer from `min` to `max`. */
+export function count(option: string, min: number, max = Number.MAX_SAFE_INTEGER): (text: string) => number {
+  return (text) => parseInteger(text, option, min, max);
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `hint --vary`: per path, a list of values or a numeric range. */
+export type Vary = Record<string, (number | string)[] | { from: number; to: number; step: number }>;
+
+/**
+ * `--vary PATH=RANGE` (repeatable): `4..32` (step 1), `4..32:4`, or a comma list of values
+ * (numbers where they read as numbers, names otherwise).
+ */
+export function collectVary(text: string, previous: Vary = {}): Vary {
+  const eq = text.indexOf('=');
+  const path = eq < 0 ? '' : text.slice(0, eq).trim();
+  const spec = eq < 0 ? '' : text.slice(eq + 1).trim();
+  if (path === '' || spec === '') {
+    throw new InvalidArgumentError(`--vary must be PATH=RANGE (gpu.slots=4..32, gpu.slots=4..32:4 or router.policy=least-loaded,cache-aware), got '${text}'.`);
+  }
+  if (Object.hasOwn(previous, path)) throw new InvalidArgumentError(`--vary names ${path} twice.`);
+  const range = /^(.+?)\.\.(.+?)(?::(.+))?$/.exec(spec);
+  if (range !== null) {
+    const [from, to, step] = [range[1]!.trim(), range[2]!.trim(), (range[3] ?? '1').trim()];
+    if (![from, to, step].every((s) => NUMBER.test(s))) {
+      throw new InvalidArgumentError(`--vary ${path}: a range is FROM..TO or FROM..TO:STEP in numbers, got '${spec}'.`);
+    }
+    const r = { from: Number(from), to: Number(to), step: Number(step) };
+    if (r.step <= 0) throw new InvalidArgumentError(`--vary ${path}: the step must be positive, got '${step}'.`);
+    if (r.to < r.from) throw new InvalidArgumentError(`--vary ${path}: ${to} is below ${from}.`);
+    return { ...previous, [path]: r };
+  }
+  const values = spec.split(',').map((v) => v.trim());
+  if (values.some((v) => v === '')) throw new InvalidArgumentError(`--vary ${path}: an empty value in '${spec}'.`);
+  return { ...previous, [path]: values.map((v) => (NUMBER.test(v) ? Number(v) : v)) };
+}
+
+/** `--cost EXPR`, checked for syntax here; its paths are checked against the problem later. */
+export function parseCostOption(text: string): string {
+  try {
+    parseCost(text);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
+  return text;
+}
+
+/** `--confidence P`: a share of seeds in (0, 1]. */
+export function parseConfidence(text: string): number {
+  const v = NUMBER.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(v > 0 && v <= 1)) throw new InvalidArgumentError(`--confidence must be a number in (0, 1], got '${text}'.`);
+  return v;
+}
+
+/** `--cors ORIGIN` (repeatable, or a comma list): exact origins, as a browser sends them. */
+export function collectOrigins(text: string, previous: readonly string[] = []): readonly string[] {
+  const origins = text.split(',').map((o) => o.trim());
+  for (const origin of origins) {
+    // an origin is scheme, host and port: a trailing slash or a path never matches a browser's
+    if (URL.canParse(origin) && new URL(origin).origin === origin) continue;
+    throw new InvalidArgumentError(`--cors takes origins such as http://localhost:8888 (scheme, host, port; no path), got '${origin}'.`);
+  }
+  return [...previous, ...origins];
+}
+
+/** `--queue redis://HOST:PORT`, for `serve` and `worker`. */
+export function queueOption(description: string): Option {
+  return new Option('--queue <url>', description).argParser((text) => {
+    try {
+      return parseQueueUrl(text);
+    } catch (err) {
+      throw new InvalidArgumentError(`${(err as Error).message}.`);
+    }
+  });
 }
 
 /** The options `run`, `sweep` and `hint` share, as commander Options to add to a command. */

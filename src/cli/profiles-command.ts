@@ -4,29 +4,15 @@
  * the rounding to their integer units, and the GPU types' list prices. GET /v1/profiles answers
  * the same document as the JSON.
  */
-import type { Command } from 'commander';
 import { listProfiles, type ProfileListing, type ProfilesDocument } from '../problem/profiles.js';
-import { EXIT, formatOption } from './options.js';
+import { EXIT } from './options.js';
 import type { CliIo } from './run-command.js';
 
-export function addProfilesCommand(program: Command, io: Pick<CliIo, 'stdout'>, setExit: (code: number) => void): void {
-  program
-    .command('profiles')
-    .description("list the GPU profiles gpu.profile may name, their sources, what the engines run and the GPU types' prices")
-    .addOption(formatOption(['table', 'json']))
-    .addHelpText(
-      'after',
-      '\nA problem names one as gpu.profile: 8b-h100, or a catalogue id such as\n' +
-        'llama-3.1-8b-instruct/h100/tp2. JSON adds each source\'s coefficients as published.\n\n' +
-        'Examples:\n' +
-        '  servesim profiles\n' +
-        '  servesim profiles -f json',
-    )
-    .action((opts: { format: 'table' | 'json' }) => {
-      const doc = listProfiles();
-      io.stdout.write(opts.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : formatProfiles(doc));
-      setExit(EXIT.ok);
-    });
+/** Runs `profiles`: the table, or the JSON document GET /v1/profiles answers. */
+export function profilesCommand(opts: { readonly format: 'table' | 'json' }, io: Pick<CliIo, 'stdout'>): number {
+  const doc = listProfiles();
+  io.stdout.write(opts.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : formatProfiles(doc));
+  return EXIT.ok;
 }
 
 const COLUMNS: readonly (readonly [string, (p: ProfileListing) => string])[] = [

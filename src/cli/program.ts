@@ -1,26 +1,50 @@
 /**
  * The command table of `servesim` and its error policy. main.ts runs it with the real modules
- * and the process's streams; tests run it with doubles.
+ * and the process's streams; tests run it with doubles. Defining the commands loads commander
+ * and the option parsers only; each action imports its command's module when it runs
+ * (lazy.ts), so `--version` and `--help` start in a fraction of the time.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ServesimError } from '../errors.js';
+import { DEFAULT_COST, DOLLARS_COST } from '../hint/cost.js';
+import { CPU_CHUNKS, DEFAULT_LOCK_MS, GPU_CHUNKS } from '../queue/connection.js';
+import { DEFAULT_LIMITS } from '../service/context.js';
+import { DEFAULT_MAX_INSTANCES } from '../sweep/limits.js';
+import { packageVersion } from '../version.js';
+import type { HintOptionValues } from './hint-command.js';
+import { commands } from './lazy.js';
 import {
+  collectOrigins,
+  collectVary,
+  count,
+  ENGINE_CHOICES,
   EXIT,
+  EXTENSIONS,
   formatOption,
+  MAX_SEED,
+  maxSeedsOption,
+  parseChoice,
+  parseConfidence,
+  parseCostOption,
+  parseEngine,
+  parseInteger,
+  parseSeeds,
+  queueOption,
   simulationOptions,
+  SWEEP_FORMATS,
   type SimulationOptionValues,
 } from './options.js';
-import { addHintCommand } from './hint-command.js';
-import { addProfilesCommand } from './profiles-command.js';
-import { addReportCommand } from './report-command.js';
-import { runCommand, type CliDeps, type CliIo } from './run-command.js';
-import { addSweepCommand, type SweepDeps, type SweepIo } from './sweep-command.js';
-import { registerServe } from './serve-command.js';
-import { registerWorker } from './worker-command.js';
-import { packageVersion } from '../version.js';
+import type { ReportCommandOptions } from './report-command.js';
+import type { CliDeps, CliIo } from './run-command.js';
+import type { ServeOptionValues } from './serve-command.js';
+import type { SweepDeps, SweepIo, SweepOptionValues } from './sweep-command.js';
+import type { WorkerOptionValues } from './worker-command.js';
 
 export type { CliDeps, CliIo } from './run-command.js';
 export type { SweepDeps, SweepIo } from './sweep-command.js';
+
+/** Seeds per case `hint` takes when none are asked for: until each verdict is decided. */
+const HINT_SEEDS = 'auto';
 
 /** The commands' dependencies; the sweep runner defaults to the real one. */
 export type ProgramDeps = CliDeps & Partial<SweepDeps>;
@@ -74,19 +98,200 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv',
     )
     .action(async (files: string[], opts: SimulationOptionValues) => {
+      const { runCommand } = await commands.run();
       setExit(await runCommand(files, opts, deps, io));
     });
 
-  addSweepCommand(program, deps, io, setExit);
+  const sweep = program
+    .command('sweep')
+    .description(
+      "simulate a problem at every point of a grid of settings (a sweep file), each over the file's " +
+        'cases and seeds; one row per grid point and case',
+    )
+    .argument('<file>', 'sweep file (YAML or JSON); see sweeps/README.md');
+  for (const option of sweepOptions()) sweep.addOption(option);
+  sweep
+    .addHelpText(
+      'after',
+      '\nResults go to stdout (or --out), progress and the engine used to stderr. Arrow goes to\n' +
+        'a .arrow or .feather file as the Arrow IPC file format, to .arrows and stdout as the IPC\n' +
+        'stream; .parquet is Parquet. On Ctrl-C, SIGTERM, SIGHUP or a failure the finished grid\n' +
+        'points are still written (an Arrow or Parquet table says it is partial and which points\n' +
+        'it lacks) and the others listed on stderr (exit status 130 when cancelled).\n\n' +
+        'Examples:\n' +
+        '  servesim sweep sweeps/hot-prefix-slots.yaml\n' +
+        '  servesim sweep sweeps/coding-agents-replicas.yaml --out replicas.arrow\n' +
+        '  servesim sweep sweeps/mmc.yaml --seeds 8 --format csv > mmc.csv',
+    )
+    .action(async (file: string, opts: SweepOptionValues) => {
+      const { sweepCommand } = await commands.sweep();
+      setExit(await sweepCommand(file, opts, deps, io));
+    });
 
-  registerServe(program, io, setExit);
-  registerWorker(program, io, setExit);
-  addReportCommand(program, io, setExit);
+  program
+    .command('serve')
+    .description('serve sweeps (Arrow, JSON, CSV), background jobs, the shipped problems and hints over HTTP')
+    .addOption(new Option('-p, --port <port>', 'port to listen on (0: any free port)').argParser(count('--port', 0, 65_535)).default(8080))
+    .addOption(new Option('--host <host>', 'address to listen on (0.0.0.0: every interface)').default('127.0.0.1'))
+    .addOption(
+      new Option('--max-concurrent <n>', 'sweeps and hint searches running at once; more requests get 429, jobs queue')
+        .argParser(count('--max-concurrent', 1, 1024))
+        .default(DEFAULT_LIMITS.maxConcurrent),
+    )
+    .addOption(
+      new Option('--sync-limit <instances>', 'largest sweep (points x cases x seeds) POST /v1/sweeps runs while the client waits')
+        .argParser(count('--sync-limit', 1))
+        .default(DEFAULT_LIMITS.syncMaxInstances),
+    )
+    .addOption(
+      new Option('--max-instances <instances>', 'largest sweep taken at all (as a job)')
+        .argParser(count('--max-instances', 1))
+        .default(DEFAULT_LIMITS.maxInstances),
+    )
+    .addOption(
+      new Option('--keep-jobs <n>', 'finished jobs kept in memory for their results')
+        .argParser(count('--keep-jobs', 1))
+        .default(DEFAULT_LIMITS.keepFinishedJobs),
+    )
+    .addOption(queueOption('run jobs on `servesim worker` processes through this Redis (docs/distributed.md)'))
+    .addOption(
+      new Option('--chunk-size <points>', 'with --queue: grid points per chunk (default: about 256 instances a chunk)')
+        .argParser(count('--chunk-size', 1)),
+    )
+    .addOption(new Option('--cors <origins>', 'let pages from this origin call the API (a notebook, a dashboard); repeatable or a comma list').argParser(collectOrigins))
+    .addHelpText(
+      'after',
+      '\nThe routes and their schemas: GET /openapi.json, as a page: GET /docs. Requests are logged to stderr.\n\n' +
+        'Examples:\n' +
+        '  servesim serve --port 8080\n' +
+        "  curl -s localhost:8080/v1/sweeps -H 'content-type: application/json' -H 'accept: text/csv' \\\n" +
+        '    -d \'{"problem": "mmc", "grid": {"server.slots": [4, 5]}, "seeds": 8}\'',
+    )
+    .action(async (opts: ServeOptionValues) => {
+      const { serve } = await commands.serve();
+      setExit(await serve(opts, io));
+    });
 
-  addHintCommand(program, io, setExit);
-  addProfilesCommand(program, io, setExit);
+  program
+    .command('worker')
+    .description('run grid points of the sweeps a `servesim serve --queue` service distributes')
+    .addOption(queueOption('the Redis the service queues chunks on').makeOptionMandatory())
+    .addOption(new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')}`).argParser(parseEngine).default('auto'))
+    .addOption(
+      new Option('--chunks <n>', `chunks held at once (default: ${CPU_CHUNKS} on the CPU pool, ${GPU_CHUNKS} on a GPU)`)
+        .argParser((text) => parseInteger(text, '--chunks', 1, 64)),
+    )
+    .addOption(
+      new Option('--lock-duration <ms>', "a chunk this worker stops renewing (it died) goes to another after this long; set it on every worker alike")
+        .argParser((text) => parseInteger(text, '--lock-duration', 100, 3_600_000))
+        .default(DEFAULT_LOCK_MS),
+    )
+    .addHelpText(
+      'after',
+      '\nResults are the same on any engine; the engine only decides how fast. See docs/distributed.md.\n\n' +
+        'Examples:\n' +
+        '  servesim worker --queue redis://10.0.0.5:6379\n' +
+        '  servesim worker --queue redis://10.0.0.5:6379 --engine gpu',
+    )
+    .action(async (opts: WorkerOptionValues) => {
+      const { work } = await commands.worker();
+      setExit(await work(opts, io));
+    });
+
+  program
+    .command('report')
+    .description('write a sweep\'s results as one self-contained HTML page of charts (no network needed to open it)')
+    .argument('<results>', 'Arrow file (IPC file or stream, not Parquet) written by servesim sweep --out')
+    .option('-o, --out <file>', 'HTML file to write, "-" for stdout (default: the results file with .html)')
+    .option('--hint <file>', 'a hint result (servesim hint --format json) to show with the charts')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  servesim report results.arrow\n' +
+        '  servesim report results.arrow --hint hint.json --out report.html',
+    )
+    .action(async (results: string, opts: ReportCommandOptions) => {
+      const { reportCommand } = await commands.report();
+      setExit(reportCommand(results, opts, io));
+    });
+
+  const hint = program
+    .command('hint')
+    .description(
+      'search the cheapest configurations that pass every case (varying the given paths), with ' +
+        'each case\'s margins and why the next cheaper configurations fail',
+    )
+    .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem')
+    .addOption(
+      new Option('--vary <path=range>', 'a path to search over, repeatable: 4..32, 4..32:4 or a comma list')
+        .argParser(collectVary)
+        .makeOptionMandatory(),
+    )
+    .addOption(
+      // no commander default: the search picks dollars where the problem's GPUs have a price
+      new Option('--cost <expr>', `cost to minimise: + - * / ( ) over numbers, paths, gpus and ${DOLLARS_COST} (default: ${DOLLARS_COST} when the GPU profile has a price, else ${DEFAULT_COST})`).argParser(
+        parseCostOption,
+      ),
+    );
+  for (const option of simulationOptions()) {
+    hint.addOption(option.long === '--seeds' ? option.default(HINT_SEEDS) : option);
+  }
+  hint
+    .addOption(new Option('--confidence <p>', "share of seeds that must meet every goal (default: the problem's)").argParser(parseConfidence))
+    .addOption(new Option('--recheck-seed <base>', 'base seed of the re-check on fresh seeds (default: derived from --seed)').argParser((t) => parseInteger(t, '--recheck-seed', 0, MAX_SEED)))
+    .addOption(formatOption(['table', 'json']))
+    .addHelpText(
+      'after',
+      '\nNumeric paths are searched assuming more never hurts (bisection), and the cheaper neighbours\n' +
+        'of what is found are evaluated to check it; each value of a named path (router.policy) is\n' +
+        'searched on its own. Each point takes seeds until its verdict is decided (--seeds auto), and\n' +
+        'what is found is re-checked with its neighbours on fresh seeds. Results go to stdout,\n' +
+        'progress to stderr.\n\n' +
+        'Examples:\n' +
+        '  servesim hint problems/hot-prefix.yaml --set router.policy=least-loaded --vary gpu.slots=2..24\n' +
+        '  servesim hint coding-agents --vary router.policy=round-robin,prefix-affinity --vary gpu.replicas=4..12 --vary gpu.slots=1..6\n' +
+        "  servesim hint hot-prefix --vary gpu.slots=4..32:4 --cost 'gpu.replicas * gpu.slots + app.replicas' -f json",
+    )
+    .action(async (problem: string, opts: HintOptionValues) => {
+      const { hintCommand } = await commands.hint();
+      setExit(await hintCommand(problem, opts, io));
+    });
+
+  program
+    .command('profiles')
+    .description("list the GPU profiles gpu.profile may name, their sources, what the engines run and the GPU types' prices")
+    .addOption(formatOption(['table', 'json']))
+    .addHelpText(
+      'after',
+      '\nA problem names one as gpu.profile: 8b-h100, or a catalogue id such as\n' +
+        'llama-3.1-8b-instruct/h100/tp2. JSON adds each source\'s coefficients as published.\n\n' +
+        'Examples:\n' +
+        '  servesim profiles\n' +
+        '  servesim profiles -f json',
+    )
+    .action(async (opts: { format: 'table' | 'json' }) => {
+      const { profilesCommand } = await commands.profiles();
+      setExit(profilesCommand(opts, io));
+    });
 
   return program;
+}
+
+/** `sweep`'s options: where and how the results go, and the sweep file's settings overridden. */
+function sweepOptions(): Option[] {
+  return [
+    new Option('-o, --out <file>', `write the results to this file; its extension (${EXTENSIONS}) picks the format`),
+    new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
+      .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
+    new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
+    new Option('-n, --seeds <n>', "seeds per case and grid point, or 'auto': until each verdict is decided (default: the sweep file's)").argParser(parseSeeds),
+    maxSeedsOption(),
+    new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')} (default: the sweep file's)`)
+      .argParser(parseEngine),
+    new Option('--max-instances <n>', 'refuse a larger sweep (grid points x cases x seeds)')
+      .argParser((text) => parseInteger(text, '--max-instances', 1, Number.MAX_SAFE_INTEGER))
+      .default(DEFAULT_MAX_INSTANCES),
+  ];
 }
 
 /**

@@ -4,7 +4,6 @@
  * (`servesim hint --format json`) when one is given. A table cut short is refused; one that is
  * partial on purpose (a sweep stopped early) is reported, and said to be partial.
  */
-import type { Command } from 'commander';
 import { z } from 'zod';
 import { ServesimError } from '../errors.js';
 import type { HintResult } from '../hint/api.js';
@@ -120,22 +119,4 @@ export function reportCommand(results: string, opts: ReportCommandOptions, io: R
   }
   io.stderr.write(`wrote ${out}\n`);
   return EXIT.ok;
-}
-
-export function addReportCommand(program: Command, io: ReportIo, setExit: (code: number) => void): void {
-  program
-    .command('report')
-    .description('write a sweep\'s results as one self-contained HTML page of charts (no network needed to open it)')
-    .argument('<results>', 'Arrow file (IPC file or stream, not Parquet) written by servesim sweep --out')
-    .option('-o, --out <file>', 'HTML file to write, "-" for stdout (default: the results file with .html)')
-    .option('--hint <file>', 'a hint result (servesim hint --format json) to show with the charts')
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  servesim report results.arrow\n' +
-        '  servesim report results.arrow --hint hint.json --out report.html',
-    )
-    .action((results: string, opts: ReportCommandOptions) => {
-      setExit(reportCommand(results, opts, io));
-    });
 }

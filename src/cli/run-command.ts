@@ -13,10 +13,10 @@ import { readProblemArgument } from './hint-command.js';
 import { EXIT, seedOptions, type SimulationOptionValues } from './options.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 
-/** What the commands need from the rest of servesim; main.ts passes the real modules. */
+/** What the commands need from the rest of servesim; main.ts passes the real modules (lazy.ts). */
 export interface CliDeps {
   loadProblem(path: string, overrides?: readonly string[]): Problem | Promise<Problem>;
-  selectCases(problem: Problem, names: readonly string[] | 'all'): readonly Scenario[];
+  selectCases(problem: Problem, names: readonly string[] | 'all'): readonly Scenario[] | Promise<readonly Scenario[]>;
   runProblem(problem: Problem, options: RunOptions): Promise<RunResult>;
 }
 
@@ -41,7 +41,7 @@ export async function runCommand(
   for (const file of files) {
     const problem = await readProblemArgument(file, (path) => deps.loadProblem(path, opts.set ?? []));
     const wanted = opts.case ?? 'all';
-    const selected = deps.selectCases(problem, wanted);
+    const selected = await deps.selectCases(problem, wanted);
     plans.push({ problem, caseNames: wanted === 'all' ? undefined : selected.map((s) => s.name) });
   }
 

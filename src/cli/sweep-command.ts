@@ -8,7 +8,6 @@
  */
 import { extname } from 'node:path';
 import cliProgress from 'cli-progress';
-import { Option, type Command } from 'commander';
 import { traceSummary } from '../model/trace.js';
 import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
@@ -17,39 +16,14 @@ import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
 import { runSweep, sweepTraces, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
-import { DEFAULT_MAX_INSTANCES, loadSweep, type Sweep } from '../sweep/spec.js';
-import {
-  ENGINE_CHOICES,
-  EXIT,
-  OUTPUT_FORMATS,
-  parseChoice,
-  parseEngine,
-  parseInteger,
-  parseSeeds,
-  maxSeedsOption,
-  type OutputFormat,
-} from './options.js';
+import { loadSweep, type Sweep } from '../sweep/spec.js';
+import { EXIT, EXTENSIONS, FORMAT_OF_EXTENSION, SWEEP_FORMATS, type SweepFormat } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
 import { compact, duration, type ProgressStream } from './progress.js';
 import { traceLine, type CliIo } from './run-command.js';
 
-export type SweepFormat = OutputFormat | 'arrow' | 'parquet';
-export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow', 'parquet'];
-
-const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
-  '.arrow': 'arrow',
-  '.feather': 'arrow',
-  '.arrows': 'arrow',
-  '.parquet': 'parquet',
-  '.csv': 'csv',
-  '.json': 'json',
-  '.txt': 'table',
-};
-
 /** Unfinished points listed on stderr; the JSON output lists them all. */
 const LISTED_UNFINISHED = 20;
-
-const EXTENSIONS = Object.keys(FORMAT_OF_EXTENSION).join(', ');
 
 /** The sweep runner; tests wrap it to stop a sweep part way, the CLI uses the real one. */
 export interface SweepDeps {
@@ -69,55 +43,6 @@ export interface SweepOptionValues {
   readonly maxSeeds?: number;
   readonly engine?: EngineChoice;
   readonly maxInstances: number;
-}
-
-/** Adds `servesim sweep` to the command table; the action reports its exit status through `setExit`. */
-export function addSweepCommand(
-  program: Command,
-  deps: Partial<SweepDeps>,
-  io: SweepIo,
-  setExit: (code: number) => void,
-): void {
-  const sweep = program
-    .command('sweep')
-    .description(
-      "simulate a problem at every point of a grid of settings (a sweep file), each over the file's " +
-        'cases and seeds; one row per grid point and case',
-    )
-    .argument('<file>', 'sweep file (YAML or JSON); see sweeps/README.md');
-  for (const option of sweepOptions()) sweep.addOption(option);
-  sweep
-    .addHelpText(
-      'after',
-      '\nResults go to stdout (or --out), progress and the engine used to stderr. Arrow goes to\n' +
-        'a .arrow or .feather file as the Arrow IPC file format, to .arrows and stdout as the IPC\n' +
-        'stream; .parquet is Parquet. On Ctrl-C, SIGTERM, SIGHUP or a failure the finished grid\n' +
-        'points are still written (an Arrow or Parquet table says it is partial and which points\n' +
-        'it lacks) and the others listed on stderr (exit status 130 when cancelled).\n\n' +
-        'Examples:\n' +
-        '  servesim sweep sweeps/hot-prefix-slots.yaml\n' +
-        '  servesim sweep sweeps/coding-agents-replicas.yaml --out replicas.arrow\n' +
-        '  servesim sweep sweeps/mmc.yaml --seeds 8 --format csv > mmc.csv',
-    )
-    .action(async (file: string, opts: SweepOptionValues) => {
-      setExit(await sweepCommand(file, opts, deps, io));
-    });
-}
-
-function sweepOptions(): Option[] {
-  return [
-    new Option('-o, --out <file>', `write the results to this file; its extension (${EXTENSIONS}) picks the format`),
-    new Option('-f, --format <format>', `output format: ${SWEEP_FORMATS.join(', ')} (default: from --out, else table)`)
-      .argParser((text) => parseChoice(text, '--format', SWEEP_FORMATS)),
-    new Option('--report <file>', 'also write the HTML report (as servesim report) of the finished points'),
-    new Option('-n, --seeds <n>', "seeds per case and grid point, or 'auto': until each verdict is decided (default: the sweep file's)").argParser(parseSeeds),
-    maxSeedsOption(),
-    new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')} (default: the sweep file's)`)
-      .argParser(parseEngine),
-    new Option('--max-instances <n>', 'refuse a larger sweep (grid points x cases x seeds)')
-      .argParser((text) => parseInteger(text, '--max-instances', 1, Number.MAX_SAFE_INTEGER))
-      .default(DEFAULT_MAX_INSTANCES),
-  ];
 }
 
 /** Runs the `sweep` command; resolves to the exit status. Input errors are thrown. */

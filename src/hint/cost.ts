@@ -7,7 +7,7 @@
  */
 import { ServesimError } from '../errors.js';
 import { dollarsPerHour, gpuCount, type Problem } from '../model/problem.js';
-import { formatPath, parsePath } from '../problem/schema-walk.js';
+import { formatPath, parsePath } from '../problem/paths.js';
 
 /** The cost when the GPUs have no price: the batch slots the design pays for. */
 export const DEFAULT_COST = 'gpu.replicas * gpu.slots';

@@ -5,8 +5,10 @@
  * value at that spot picks the branch.
  */
 import { z } from 'zod';
+import type { PathSegment } from './paths.js';
 
-export type PathSegment = string | number;
+// the paths themselves have their own module, without zod, for the CLI's option parsers
+export { formatPath, parsePath, type PathSegment } from './paths.js';
 
 /** What a field holds, as far as paths go. */
 export type SchemaNode =
@@ -161,39 +163,4 @@ export function schemaAt(
     raw = rawChild(raw, seg);
   }
   return { schema, raw };
-}
-
-/** A field name as parsePath reads it; any other key (empty, spaced, dotted) is quoted where it is shown. */
-const NAME_TEXT = '[A-Za-z0-9_-]+';
-const NAME = new RegExp(`^${NAME_TEXT}$`);
-/** A name and its list indexes: `prefixes[0]`. */
-const SEGMENT = new RegExp(`^(${NAME_TEXT})((?:\\[[0-9]+\\])*)$`);
-
-/**
- * Dotted path with list indexes in brackets: `workload.prefixes[0].tokens`. A key that is not
- * a name is shown as a JSON string (`gpu."a b"`, `""`), so no path reads as empty or as another.
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else {
-      const name = NAME.test(String(seg)) ? String(seg) : JSON.stringify(String(seg));
-      out += out === '' ? name : `.${name}`;
-    }
-  }
-  return out;
-}
-
-/** Splits `workload.prefixes[0].tokens` into segments; undefined when malformed. */
-export function parsePath(text: string): PathSegment[] | undefined {
-  if (text === '') return undefined;
-  const out: PathSegment[] = [];
-  for (const part of text.split('.')) {
-    const m = SEGMENT.exec(part);
-    if (m === null) return undefined;
-    out.push(m[1] as string);
-    for (const idx of (m[2] ?? '').matchAll(/\[([0-9]+)\]/g)) out.push(Number(idx[1]));
-  }
-  return out;
 }

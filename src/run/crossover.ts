@@ -92,7 +92,9 @@ export type EngineDecision = { readonly engine: 'gpu' | 'pool'; readonly why: st
 
 /**
  * What `auto` runs a batch of `batch` instances on. `probe` names the adapter the GPU engine
- * would use (null: none); it is only called when some adapter's crossover is within reach.
+ * would use (null: none); it is only called when some adapter's crossover is within reach, so
+ * a batch below them all runs on the pool without WebGPU being loaded, and the reason names
+ * no adapter (the measured ones need not be this machine's).
  */
 export async function decideAuto(
   batch: number,
@@ -100,17 +102,17 @@ export async function decideAuto(
   table: CrossoverTable,
   probe: () => Promise<string | null>,
 ): Promise<EngineDecision> {
-  const reachable = Object.entries(table.adapters).filter(([, m]) => {
-    const c = crossoverOf(m, threads);
-    return c !== null && c <= batch;
-  });
+  const measured = Object.entries(table.adapters).map(([name, m]) => [name, crossoverOf(m, threads)] as const);
+  const reachable = measured.filter(([, c]) => c !== null && c <= batch);
   if (reachable.length === 0) {
-    const known = Object.entries(table.adapters).map(([name, m]) => {
-      const c = crossoverOf(m, threads);
-      return c === null ? `${name}: slower than the pool at the largest size measured` : `${name}: from ${c} instances`;
-    });
-    const what = known.length === 0 ? 'no adapter measured yet' : known.join('; ');
-    return { engine: 'pool', why: `auto: the CPU pool, as no measured crossover is at or below ${batch} instances (${what}; \`npm run bench\` measures)` };
+    const crossovers = measured.flatMap(([, c]) => (c === null ? [] : [c]));
+    const why =
+      measured.length === 0
+        ? 'no adapter measured yet'
+        : crossovers.length === 0
+          ? 'on every adapter measured the kernel is slower than the pool at the largest size measured'
+          : `${batch} instances is below the smallest measured crossover, ${Math.min(...crossovers)} instances against ${threads} pool threads`;
+    return { engine: 'pool', why: `auto: the CPU pool, without looking for a GPU: ${why} (\`npm run bench\` measures)` };
   }
   const adapter = await probe();
   if (adapter === null) return { engine: 'pool', why: 'auto: the CPU pool, as no WebGPU adapter was found' };
@@ -118,5 +120,5 @@ export async function decideAuto(
   if (entry === undefined) {
     return { engine: 'pool', why: `auto: the CPU pool, as the kernel on ${adapter} has no measured crossover at or below ${batch} instances (\`npm run bench\` measures)` };
   }
-  return { engine: 'gpu', why: `auto: the GPU, as the kernel on ${adapter} beat the pool from ${crossoverOf(entry[1], threads)} instances` };
+  return { engine: 'gpu', why: `auto: the GPU, as the kernel on ${adapter} beat the pool from ${entry[1]} instances` };
 }

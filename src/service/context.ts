@@ -4,7 +4,7 @@
  */
 import type { HintRequest, HintResult } from '../hint/api.js';
 import { INPUT_LIMITS } from '../problem/bounds.js';
-import { DEFAULT_MAX_INSTANCES } from '../sweep/spec.js';
+import { DEFAULT_MAX_INSTANCES } from '../sweep/limits.js';
 import type { ProblemCatalog } from './catalog.js';
 import type { JobRegistry } from './jobs.js';
 import type { Slots } from './slots.js';

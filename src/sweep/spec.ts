@@ -13,17 +13,12 @@ import { AUTO_FIRST_SEEDS, DEFAULT_MAX_SEEDS, seedRange } from '../model/verdict
 import { problemFromObject, readInputFile, readYaml, selectCases, type TraceDirs } from '../problem/parse.js';
 import { isPlainObject } from '../problem/schema-walk.js';
 import type { EngineChoice } from '../run/types.js';
+import { DEFAULT_MAX_INSTANCES, MAX_SEEDS, MAX_SEEDS_MESSAGE } from './limits.js';
 
-/** Refuse sweeps larger than this many instances (grid points x cases x seeds) by default. */
-export const DEFAULT_MAX_INSTANCES = 2_000_000;
+export { DEFAULT_MAX_INSTANCES, MAX_SEEDS, MAX_SEEDS_MESSAGE } from './limits.js';
+
 /** Grid points by default: each is checked to make a valid problem before any work, ~0.1 ms each. */
 const DEFAULT_MAX_POINTS = 100_000;
-/**
- * Seeds per case and grid point: a case's result records, ~7 KB a seed (the latency
- * histogram), are all held, and copied once decoded, while it is summarized: ~140 MB here.
- */
-export const MAX_SEEDS = 10_000;
-export const MAX_SEEDS_MESSAGE = `at most ${MAX_SEEDS.toLocaleString('en')} seeds per case and grid point (each case's results are held in memory at once)`;
 
 /** Characters of a grid path or a grid value: paths and names are short, and errors quote them. */
 const MAX_GRID_TEXT = 200;
