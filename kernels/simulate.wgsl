@@ -1,5 +1,6 @@
 // The reference engine in WGSL: src/engine/simulate.ts line for line, same functions in the
-// same order under the same section comments, one invocation per instance. kernel-source.ts
+// same order under the same section comments, each section calling only its own and earlier
+// ones (test/engine-mirror.test.ts checks it), one invocation per instance. kernel-source.ts
 // prepends the layout constants (P_KIND, J_GEN, EV_ARRIVAL, ...) generated from layout.ts.
 //
 // Where WGSL forces a difference: u32 operators wrap, so `>>> 0` disappears and
@@ -96,6 +97,12 @@ fn count(field: u32) {
   st[ix(result(field))] = st[ix(result(field))] + 1u;
 }
 
+fn bucketOf(v: u32) -> u32 {
+  if (v < (1u << SUB_BITS)) { return v; }
+  let shift = 31u - countLeadingZeros(v) - SUB_BITS;
+  return (shift + 1u) * (1u << SUB_BITS) + ((v >> shift) & ((1u << SUB_BITS) - 1u));
+}
+
 /** Counts a value in the histogram at param(offset) (a P_OFF_HIST_*). */
 fn histCount(offset: u32, v: u32) {
   let h = sb + param(offset) + bucketOf(v);
@@ -158,12 +165,6 @@ fn measured(begin: u32, to: u32) -> u32 {
   let lo = max(begin, param(P_WARMUP));
   let hi = min(to, param(P_MEASURE_END));
   return select(0u, hi - lo, hi > lo);
-}
-
-fn bucketOf(v: u32) -> u32 {
-  if (v < (1u << SUB_BITS)) { return v; }
-  let shift = 31u - countLeadingZeros(v) - SUB_BITS;
-  return (shift + 1u) * (1u << SUB_BITS) + ((v >> shift) & ((1u << SUB_BITS) - 1u));
 }
 
 /** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
@@ -324,6 +325,11 @@ fn queueUnlink(q: u32, j: u32) {
   st[ix(q + 2u)] = st[ix(q + 2u)] - 1u;
 }
 
+/** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
+fn replicaAt(r: u32) -> u32 {
+  return sb + param(P_OFF_REPLICAS) + r * param(P_REPLICA_STRIDE);
+}
+
 /**
  * The component whose queue holds the most jobs (the GPU replicas' queues together): where an
  * overload shows. With every queue empty the jobs are in service, held by the app (or server).
@@ -414,11 +420,112 @@ fn jobFail(j: u32, cause: u32) {
   jobRelease(j);
 }
 
-// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
 
-fn replicaAt(r: u32) -> u32 {
-  return sb + param(P_OFF_REPLICAS) + r * param(P_REPLICA_STRIDE);
+/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
+fn toolStart(j: u32) {
+  let jb = jobAt(j);
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_TOOL_QUEUED); }
+  if (st[ix(sb + G_TOOLS_BUSY)] < param(P_TOOL_SLOTS)) {
+    toolRun(j);
+    return;
+  }
+  st[ix(jb + J_STAGE)] = STAGE_TOOL_QUEUED;
+  queuePush(sb + G_TOOL_Q_HEAD, j, TARGET_TOOLS);
 }
+
+fn toolRun(j: u32) {
+  let jb = jobAt(j);
+  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] + 1u;
+  noteWait(j, R_TOOL_QUEUED, P_OFF_HIST_TOOL_WAIT);
+  st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
+  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
+  var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, param(P_SLOW_FACTOR_MILLI)); }
+  heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
+}
+
+/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
+fn toolFreed(j: u32) {
+  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] - 1u;
+  add64(R_TOOL_AREA, measured(st[ix(jobAt(j) + J_STARTED)], st[ix(sb + G_NOW)]));
+  if (st[ix(sb + G_TOOL_Q_LEN)] > 0u) {
+    let next = st[ix(sb + G_TOOL_Q_HEAD)];
+    queueUnlink(sb + G_TOOL_Q_HEAD, next);
+    toolRun(next);
+  }
+}
+
+/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
+fn toolDone(j: u32) {
+  let jb = jobAt(j);
+  toolFreed(j);
+  st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
+  if (st[ix(jb + J_STEP)] >= param(P_STEPS)) {
+    jobSucceed(j);
+    return;
+  }
+  st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+  st[ix(jb + J_CALL_AT)] = st[ix(sb + G_NOW)];
+  heapPush(later(1u, param(P_ROUTER_OVERHEAD)), EV_ROUTE, j, st[ix(jb + J_GEN)]);
+}
+
+/** The first live server replica with a free slot, or NONE. */
+fn serverFree() -> u32 {
+  for (var s = 0u; s < param(P_SERVER_REPLICAS); s++) {
+    let b = serverAt(s);
+    if (st[ix(b + AP_STATUS)] == STATUS_ALIVE && st[ix(b + AP_BUSY)] < param(P_SERVER_SLOTS)) { return s; }
+  }
+  return NONE;
+}
+
+fn serviceStart(j: u32, s: u32) {
+  let jb = jobAt(j);
+  let b = serverAt(s);
+  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] + 1u;
+  noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
+  st[ix(jb + J_STAGE)] = STAGE_SERVER_RUNNING;
+  st[ix(jb + J_REPLICA)] = s;
+  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
+  var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[ix(jb + J_INDEX)], 0u));
+  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, param(P_SLOW_FACTOR_MILLI)); }
+  heapPush(later(1u, service), EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
+}
+
+fn serverArrive(j: u32) {
+  let jb = jobAt(j);
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_QUEUED); }
+  let s = serverFree();
+  if (s != NONE && st[ix(sb + G_SERVER_Q_LEN)] == 0u) {
+    serviceStart(j, s);
+    return;
+  }
+  st[ix(jb + J_STAGE)] = STAGE_SERVER_QUEUED;
+  queuePush(sb + G_SERVER_Q_HEAD, j, TARGET_SERVER);
+}
+
+/** A server slot came free (or came back): start queued jobs while slots allow. */
+fn serverDispatch() {
+  while (st[ix(sb + G_SERVER_Q_LEN)] > 0u) {
+    let s = serverFree();
+    if (s == NONE) { return; }
+    let j = st[ix(sb + G_SERVER_Q_HEAD)];
+    queueUnlink(sb + G_SERVER_Q_HEAD, j);
+    serviceStart(j, s);
+  }
+}
+
+/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
+fn serviceEnd(j: u32) {
+  let jb = jobAt(j);
+  let b = serverAt(st[ix(jb + J_REPLICA)]);
+  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] - 1u;
+  noteBusy(st[ix(jb + J_STARTED)], st[ix(sb + G_NOW)], 1u);
+}
+
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
 
 fn runningAt(r: u32, i: u32) -> u32 {
   return replicaAt(r) + REPLICA_HEADER_WORDS + i;
@@ -456,6 +563,11 @@ fn cacheFree(r: u32) -> u32 {
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
 fn prefixKey(j: u32) -> u32 {
   return st[ix(jobAt(j) + J_PREFIX)];
+}
+
+/** The tokens of shared prefix p (its row of the params' prefix table). */
+fn prefixTokens(p: u32) -> u32 {
+  return param(param(P_OFF_PREFIXES) + p * PREFIX_WORDS + 1u);
 }
 
 /** Word `field` (a TR) of trace request `row`. */
@@ -902,6 +1014,21 @@ fn replicaEnqueue(r: u32, j: u32) {
   if (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS)) { replicaTouch(r); }
 }
 
+/** Its replica died under a call: retry once elsewhere if the deadline allows. */
+fn callFailed(j: u32) {
+  let jb = jobAt(j);
+  let at = later(1u, param(P_ROUTER_OVERHEAD));
+  // past the horizon: the instance stops, and the call fails with it as overloaded
+  if (at == NONE) { return; }
+  if (st[ix(jb + J_RETRIES)] > 0u && at < st[ix(jb + J_DEADLINE)]) {
+    st[ix(jb + J_RETRIES)] = st[ix(jb + J_RETRIES)] - 1u;
+    st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
+    heapPush(at, EV_ROUTE, j, st[ix(jb + J_GEN)]);
+    return;
+  }
+  jobFail(j, R_DIED);
+}
+
 /**
  * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
  * deadline allows) and its KV cache is lost.
@@ -1062,126 +1189,6 @@ fn routeCall(j: u32) {
   }
 }
 
-/** Its replica died under a call: retry once elsewhere if the deadline allows. */
-fn callFailed(j: u32) {
-  let jb = jobAt(j);
-  let at = later(1u, param(P_ROUTER_OVERHEAD));
-  // past the horizon: the instance stops, and the call fails with it as overloaded
-  if (at == NONE) { return; }
-  if (st[ix(jb + J_RETRIES)] > 0u && at < st[ix(jb + J_DEADLINE)]) {
-    st[ix(jb + J_RETRIES)] = st[ix(jb + J_RETRIES)] - 1u;
-    st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
-    heapPush(at, EV_ROUTE, j, st[ix(jb + J_GEN)]);
-    return;
-  }
-  jobFail(j, R_DIED);
-}
-
-// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
-
-/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
-fn toolStart(j: u32) {
-  let jb = jobAt(j);
-  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
-  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_TOOL_QUEUED); }
-  if (st[ix(sb + G_TOOLS_BUSY)] < param(P_TOOL_SLOTS)) {
-    toolRun(j);
-    return;
-  }
-  st[ix(jb + J_STAGE)] = STAGE_TOOL_QUEUED;
-  queuePush(sb + G_TOOL_Q_HEAD, j, TARGET_TOOLS);
-}
-
-fn toolRun(j: u32) {
-  let jb = jobAt(j);
-  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] + 1u;
-  noteWait(j, R_TOOL_QUEUED, P_OFF_HIST_TOOL_WAIT);
-  st[ix(jb + J_STAGE)] = STAGE_TOOL_RUNNING;
-  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
-  var latency = sample(P_T_TOOL, random(STREAM_STEP, st[ix(jb + J_INDEX)], st[ix(jb + J_STEP)] * 4u + 2u));
-  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_TOOLS) { latency = scaleMilli(latency, param(P_SLOW_FACTOR_MILLI)); }
-  heapPush(later(1u, latency), EV_TOOL_DONE, j, st[ix(jb + J_GEN)]);
-}
-
-/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
-fn toolFreed(j: u32) {
-  st[ix(sb + G_TOOLS_BUSY)] = st[ix(sb + G_TOOLS_BUSY)] - 1u;
-  add64(R_TOOL_AREA, measured(st[ix(jobAt(j) + J_STARTED)], st[ix(sb + G_NOW)]));
-  if (st[ix(sb + G_TOOL_Q_LEN)] > 0u) {
-    let next = st[ix(sb + G_TOOL_Q_HEAD)];
-    queueUnlink(sb + G_TOOL_Q_HEAD, next);
-    toolRun(next);
-  }
-}
-
-/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
-fn toolDone(j: u32) {
-  let jb = jobAt(j);
-  toolFreed(j);
-  st[ix(jb + J_STEP)] = st[ix(jb + J_STEP)] + 1u;
-  if (st[ix(jb + J_STEP)] >= param(P_STEPS)) {
-    jobSucceed(j);
-    return;
-  }
-  st[ix(jb + J_STAGE)] = STAGE_AT_ROUTER;
-  st[ix(jb + J_CALL_AT)] = st[ix(sb + G_NOW)];
-  heapPush(later(1u, param(P_ROUTER_OVERHEAD)), EV_ROUTE, j, st[ix(jb + J_GEN)]);
-}
-
-/** The first live server replica with a free slot, or NONE. */
-fn serverFree() -> u32 {
-  for (var s = 0u; s < param(P_SERVER_REPLICAS); s++) {
-    let b = serverAt(s);
-    if (st[ix(b + AP_STATUS)] == STATUS_ALIVE && st[ix(b + AP_BUSY)] < param(P_SERVER_SLOTS)) { return s; }
-  }
-  return NONE;
-}
-
-fn serviceStart(j: u32, s: u32) {
-  let jb = jobAt(j);
-  let b = serverAt(s);
-  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] + 1u;
-  noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
-  st[ix(jb + J_STAGE)] = STAGE_SERVER_RUNNING;
-  st[ix(jb + J_REPLICA)] = s;
-  st[ix(jb + J_STARTED)] = st[ix(sb + G_NOW)];
-  var service = sample(P_T_SERVICE, random(STREAM_SERVICE, st[ix(jb + J_INDEX)], 0u));
-  if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_SERVER) { service = scaleMilli(service, param(P_SLOW_FACTOR_MILLI)); }
-  heapPush(later(1u, service), EV_SERVICE_DONE, j, st[ix(jb + J_GEN)]);
-}
-
-fn serverArrive(j: u32) {
-  let jb = jobAt(j);
-  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
-  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_QUEUED); }
-  let s = serverFree();
-  if (s != NONE && st[ix(sb + G_SERVER_Q_LEN)] == 0u) {
-    serviceStart(j, s);
-    return;
-  }
-  st[ix(jb + J_STAGE)] = STAGE_SERVER_QUEUED;
-  queuePush(sb + G_SERVER_Q_HEAD, j, TARGET_SERVER);
-}
-
-/** A server slot came free (or came back): start queued jobs while slots allow. */
-fn serverDispatch() {
-  while (st[ix(sb + G_SERVER_Q_LEN)] > 0u) {
-    let s = serverFree();
-    if (s == NONE) { return; }
-    let j = st[ix(sb + G_SERVER_Q_HEAD)];
-    queueUnlink(sb + G_SERVER_Q_HEAD, j);
-    serviceStart(j, s);
-  }
-}
-
-/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
-fn serviceEnd(j: u32) {
-  let jb = jobAt(j);
-  let b = serverAt(st[ix(jb + J_REPLICA)]);
-  st[ix(b + AP_BUSY)] = st[ix(b + AP_BUSY)] - 1u;
-  noteBusy(st[ix(jb + J_STARTED)], st[ix(sb + G_NOW)], 1u);
-}
-
 // ---- arrivals and deadlines -------------------------------------------------------------------
 
 fn arrivalNext() {
@@ -1303,10 +1310,6 @@ fn requestShape(j: u32) {
   }
   st[ix(jb + J_PROMPT)] = max(1u, st[ix(jb + J_PROMPT)]);
   st[ix(jb + J_OUTPUT)] = max(1u, sample(P_T_OUTPUT, random(STREAM_SHAPE, index, 3u)));
-}
-
-fn prefixTokens(p: u32) -> u32 {
-  return param(param(P_OFF_PREFIXES) + p * PREFIX_WORDS + 1u);
 }
 
 /** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */

@@ -1,10 +1,11 @@
 /**
  * The reference engine: one simulation instance of docs/model.md, event by event, on a flat u32
  * state record. kernels/simulate.wgsl is the same program in WGSL: same functions, same
- * order, same names (a reader can put the two side by side). Rules that keep them equal:
- * only u32 arithmetic (`>>> 0`, Math.imul, split multiplies), no allocation, no floats, and
- * every capacity sized by compile.ts (reaching one is an overload, recorded in the result: see
- * ERR in layout.ts).
+ * order, same names (a reader can put the two side by side), each section calling only its
+ * own and earlier sections; test/engine-mirror.test.ts holds both to that, and lists where
+ * they differ and why. Rules that keep them equal: only u32 arithmetic (`>>> 0`, Math.imul,
+ * split multiplies), no allocation, no floats, and every capacity sized by compile.ts
+ * (reaching one is an overload, recorded in the result: see ERR in layout.ts).
  *
  * For speed (issue 14; bench/results/reference-speed.md), this file alone runs the instance
  * in arrays of its own (copied in and back: bind, unbind), holds a few state words in module
@@ -121,6 +122,12 @@ function count(field: number): void {
   st[rs + field]!++;
 }
 
+function bucketOf(v: number): number {
+  if (v < 1 << SUB_BITS) return v;
+  const shift = 31 - Math.clz32(v) - SUB_BITS;
+  return (shift + 1) * (1 << SUB_BITS) + ((v >>> shift) & ((1 << SUB_BITS) - 1));
+}
+
 /** Counts a value in the histogram at params[offset] (a P.OFF_HIST_*). */
 function histCount(offset: number, v: number): void {
   const h = sb + pr[offset]! + bucketOf(v);
@@ -135,12 +142,12 @@ function histCount(offset: number, v: number): void {
  * add where the kernel carries between two words.
  */
 function add64(field: number, v: number): void {
-  sums[field] += v;
+  sums[field]! += v;
 }
 
 /** Adds a x b (u32 x u32) to a two-word result counter: a product below 2^53 (a is a time, b a batch of at most 2^21). */
 function mulAdd64(field: number, a: number, b: number): void {
-  sums[field] += a * b;
+  sums[field]! += a * b;
 }
 
 /** The two-word result counters into `sums`, as doubles. */
@@ -190,12 +197,6 @@ function measured(from: number, to: number): number {
   const lo = from > warmupAt ? from : warmupAt;
   const hi = to < measureEndAt ? to : measureEndAt;
   return hi > lo ? hi - lo : 0;
-}
-
-function bucketOf(v: number): number {
-  if (v < 1 << SUB_BITS) return v;
-  const shift = 31 - Math.clz32(v) - SUB_BITS;
-  return (shift + 1) * (1 << SUB_BITS) + ((v >>> shift) & ((1 << SUB_BITS) - 1));
 }
 
 /** A full heap or cache: the instance cannot go on faithfully; the event loop stops it. */
@@ -425,6 +426,11 @@ function queueUnlink(q: number, j: number): void {
   st[q + 2]!--;
 }
 
+/** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
+function replicaAt(r: number): number {
+  return replicaBase + r * replicaStride;
+}
+
 /**
  * The component whose queue holds the most jobs (the GPU replicas' queues together): where an
  * overload shows. With every queue empty the jobs are in service, held by the app (or server).
@@ -515,11 +521,112 @@ function jobFail(j: number, cause: number): void {
   jobRelease(j);
 }
 
-// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
 
-function replicaAt(r: number): number {
-  return replicaBase + r * replicaStride;
+/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
+function toolStart(j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.ENQUEUED] = now;
+  if (st[jb + J.COUNTED] !== 0) count(R.TOOL_QUEUED);
+  if (st[sb + G.TOOLS_BUSY]! < pr[P.TOOL_SLOTS]!) {
+    toolRun(j);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.TOOL_QUEUED;
+  queuePush(sb + G.TOOL_Q_HEAD, j, TARGET.TOOLS);
 }
+
+function toolRun(j: number): void {
+  const jb = jobAt(j);
+  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
+  noteWait(j, R.TOOL_QUEUED, P.OFF_HIST_TOOL_WAIT);
+  st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
+  st[jb + J.STARTED] = now;
+  let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
+  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
+  heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
+}
+
+/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
+function toolFreed(j: number): void {
+  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! - 1;
+  add64(R.TOOL_AREA, measured(st[jobAt(j) + J.STARTED]!, now));
+  if (st[sb + G.TOOL_Q_LEN]! > 0) {
+    const next = st[sb + G.TOOL_Q_HEAD]!;
+    queueUnlink(sb + G.TOOL_Q_HEAD, next);
+    toolRun(next);
+  }
+}
+
+/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
+function toolDone(j: number): void {
+  const jb = jobAt(j);
+  toolFreed(j);
+  st[jb + J.STEP] = st[jb + J.STEP]! + 1;
+  if (st[jb + J.STEP]! >= pr[P.STEPS]!) {
+    jobSucceed(j);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.AT_ROUTER;
+  st[jb + J.CALL_AT] = now;
+  heapPush(later(1, pr[P.ROUTER_OVERHEAD]!), EV.ROUTE, j, st[jb + J.GEN]!);
+}
+
+/** The first live server replica with a free slot, or NONE. */
+function serverFree(): number {
+  for (let s = 0; s < pr[P.SERVER_REPLICAS]!; s++) {
+    const b = serverAt(s);
+    if (st[b + AP.STATUS] === STATUS.ALIVE && st[b + AP.BUSY]! < pr[P.SERVER_SLOTS]!) return s;
+  }
+  return NONE;
+}
+
+function serviceStart(j: number, s: number): void {
+  const jb = jobAt(j);
+  const b = serverAt(s);
+  st[b + AP.BUSY] = st[b + AP.BUSY]! + 1;
+  noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
+  st[jb + J.STAGE] = STAGE.SERVER_RUNNING;
+  st[jb + J.REPLICA] = s;
+  st[jb + J.STARTED] = now;
+  let service = sample(P.T_SERVICE, random(STREAM.SERVICE, st[jb + J.INDEX]!, 0));
+  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.SERVER) service = scaleMilli(service, pr[P.SLOW_FACTOR_MILLI]!);
+  heapPush(later(1, service), EV.SERVICE_DONE, j, st[jb + J.GEN]!);
+}
+
+function serverArrive(j: number): void {
+  const jb = jobAt(j);
+  st[jb + J.ENQUEUED] = now;
+  if (st[jb + J.COUNTED] !== 0) count(R.QUEUED);
+  const s = serverFree();
+  if (s !== NONE && st[sb + G.SERVER_Q_LEN] === 0) {
+    serviceStart(j, s);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.SERVER_QUEUED;
+  queuePush(sb + G.SERVER_Q_HEAD, j, TARGET.SERVER);
+}
+
+/** A server slot came free (or came back): start queued jobs while slots allow. */
+function serverDispatch(): void {
+  while (st[sb + G.SERVER_Q_LEN]! > 0) {
+    const s = serverFree();
+    if (s === NONE) return;
+    const j = st[sb + G.SERVER_Q_HEAD]!;
+    queueUnlink(sb + G.SERVER_Q_HEAD, j);
+    serviceStart(j, s);
+  }
+}
+
+/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
+function serviceEnd(j: number): void {
+  const jb = jobAt(j);
+  const b = serverAt(st[jb + J.REPLICA]!);
+  st[b + AP.BUSY] = st[b + AP.BUSY]! - 1;
+  noteBusy(st[jb + J.STARTED]!, now, 1);
+}
+
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
 
 function runningAt(r: number, i: number): number {
   return replicaAt(r) + REPLICA_HEADER_WORDS + i;
@@ -559,6 +666,11 @@ function cacheFree(r: number): number {
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
 function prefixKey(j: number): number {
   return st[jobAt(j) + J.PREFIX]!;
+}
+
+/** The tokens of shared prefix p (its row of the params' prefix table). */
+function prefixTokens(p: number): number {
+  return pr[pr[P.OFF_PREFIXES]! + p * PREFIX_WORDS + 1]!;
 }
 
 /** Word `field` (a TR) of trace request `row`. */
@@ -1016,6 +1128,21 @@ function replicaEnqueue(r: number, j: number): void {
   if (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]!) replicaTouch(r);
 }
 
+/** Its replica died under a call: retry once elsewhere if the deadline allows. */
+function callFailed(j: number): void {
+  const jb = jobAt(j);
+  const at = later(1, pr[P.ROUTER_OVERHEAD]!);
+  // past the horizon: the instance stops, and the call fails with it as overloaded
+  if (at === NONE) return;
+  if (st[jb + J.RETRIES]! > 0 && at < st[jb + J.DEADLINE]!) {
+    st[jb + J.RETRIES] = st[jb + J.RETRIES]! - 1;
+    st[jb + J.STAGE] = STAGE.AT_ROUTER;
+    heapPush(at, EV.ROUTE, j, st[jb + J.GEN]!);
+    return;
+  }
+  jobFail(j, R.DIED);
+}
+
 /**
  * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
  * deadline allows) and its KV cache is lost.
@@ -1176,126 +1303,6 @@ function routeCall(j: number): void {
   }
 }
 
-/** Its replica died under a call: retry once elsewhere if the deadline allows. */
-function callFailed(j: number): void {
-  const jb = jobAt(j);
-  const at = later(1, pr[P.ROUTER_OVERHEAD]!);
-  // past the horizon: the instance stops, and the call fails with it as overloaded
-  if (at === NONE) return;
-  if (st[jb + J.RETRIES]! > 0 && at < st[jb + J.DEADLINE]!) {
-    st[jb + J.RETRIES] = st[jb + J.RETRIES]! - 1;
-    st[jb + J.STAGE] = STAGE.AT_ROUTER;
-    heapPush(at, EV.ROUTE, j, st[jb + J.GEN]!);
-    return;
-  }
-  jobFail(j, R.DIED);
-}
-
-// ---- tools (agent tasks) and plain queueing servers (M/M/c) ----------------------------------
-
-/** A step's tool call: it takes a free tool slot, or waits in the tools' FIFO queue. */
-function toolStart(j: number): void {
-  const jb = jobAt(j);
-  st[jb + J.ENQUEUED] = now;
-  if (st[jb + J.COUNTED] !== 0) count(R.TOOL_QUEUED);
-  if (st[sb + G.TOOLS_BUSY]! < pr[P.TOOL_SLOTS]!) {
-    toolRun(j);
-    return;
-  }
-  st[jb + J.STAGE] = STAGE.TOOL_QUEUED;
-  queuePush(sb + G.TOOL_Q_HEAD, j, TARGET.TOOLS);
-}
-
-function toolRun(j: number): void {
-  const jb = jobAt(j);
-  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! + 1;
-  noteWait(j, R.TOOL_QUEUED, P.OFF_HIST_TOOL_WAIT);
-  st[jb + J.STAGE] = STAGE.TOOL_RUNNING;
-  st[jb + J.STARTED] = now;
-  let latency = sample(P.T_TOOL, random(STREAM.STEP, st[jb + J.INDEX]!, st[jb + J.STEP]! * 4 + 2));
-  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.TOOLS) latency = scaleMilli(latency, pr[P.SLOW_FACTOR_MILLI]!);
-  heapPush(later(1, latency), EV.TOOL_DONE, j, st[jb + J.GEN]!);
-}
-
-/** Job j's tool call ends (done or cancelled): its slot frees, and the next queued call takes it. */
-function toolFreed(j: number): void {
-  st[sb + G.TOOLS_BUSY] = st[sb + G.TOOLS_BUSY]! - 1;
-  add64(R.TOOL_AREA, measured(st[jobAt(j) + J.STARTED]!, now));
-  if (st[sb + G.TOOL_Q_LEN]! > 0) {
-    const next = st[sb + G.TOOL_Q_HEAD]!;
-    queueUnlink(sb + G.TOOL_Q_HEAD, next);
-    toolRun(next);
-  }
-}
-
-/** The step is over; the next model call sets out (with every-step tool calls the last step ends the task). */
-function toolDone(j: number): void {
-  const jb = jobAt(j);
-  toolFreed(j);
-  st[jb + J.STEP] = st[jb + J.STEP]! + 1;
-  if (st[jb + J.STEP]! >= pr[P.STEPS]!) {
-    jobSucceed(j);
-    return;
-  }
-  st[jb + J.STAGE] = STAGE.AT_ROUTER;
-  st[jb + J.CALL_AT] = now;
-  heapPush(later(1, pr[P.ROUTER_OVERHEAD]!), EV.ROUTE, j, st[jb + J.GEN]!);
-}
-
-/** The first live server replica with a free slot, or NONE. */
-function serverFree(): number {
-  for (let s = 0; s < pr[P.SERVER_REPLICAS]!; s++) {
-    const b = serverAt(s);
-    if (st[b + AP.STATUS] === STATUS.ALIVE && st[b + AP.BUSY]! < pr[P.SERVER_SLOTS]!) return s;
-  }
-  return NONE;
-}
-
-function serviceStart(j: number, s: number): void {
-  const jb = jobAt(j);
-  const b = serverAt(s);
-  st[b + AP.BUSY] = st[b + AP.BUSY]! + 1;
-  noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
-  st[jb + J.STAGE] = STAGE.SERVER_RUNNING;
-  st[jb + J.REPLICA] = s;
-  st[jb + J.STARTED] = now;
-  let service = sample(P.T_SERVICE, random(STREAM.SERVICE, st[jb + J.INDEX]!, 0));
-  if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.SERVER) service = scaleMilli(service, pr[P.SLOW_FACTOR_MILLI]!);
-  heapPush(later(1, service), EV.SERVICE_DONE, j, st[jb + J.GEN]!);
-}
-
-function serverArrive(j: number): void {
-  const jb = jobAt(j);
-  st[jb + J.ENQUEUED] = now;
-  if (st[jb + J.COUNTED] !== 0) count(R.QUEUED);
-  const s = serverFree();
-  if (s !== NONE && st[sb + G.SERVER_Q_LEN] === 0) {
-    serviceStart(j, s);
-    return;
-  }
-  st[jb + J.STAGE] = STAGE.SERVER_QUEUED;
-  queuePush(sb + G.SERVER_Q_HEAD, j, TARGET.SERVER);
-}
-
-/** A server slot came free (or came back): start queued jobs while slots allow. */
-function serverDispatch(): void {
-  while (st[sb + G.SERVER_Q_LEN]! > 0) {
-    const s = serverFree();
-    if (s === NONE) return;
-    const j = st[sb + G.SERVER_Q_HEAD]!;
-    queueUnlink(sb + G.SERVER_Q_HEAD, j);
-    serviceStart(j, s);
-  }
-}
-
-/** Ends a job's service early or on time: the slot frees and its busy time is counted. */
-function serviceEnd(j: number): void {
-  const jb = jobAt(j);
-  const b = serverAt(st[jb + J.REPLICA]!);
-  st[b + AP.BUSY] = st[b + AP.BUSY]! - 1;
-  noteBusy(st[jb + J.STARTED]!, now, 1);
-}
-
 // ---- arrivals and deadlines -------------------------------------------------------------------
 
 function arrivalNext(): void {
@@ -1414,10 +1421,6 @@ function requestShape(j: number): void {
   }
   st[jb + J.PROMPT] = Math.max(1, st[jb + J.PROMPT]!);
   st[jb + J.OUTPUT] = Math.max(1, sample(P.T_OUTPUT, random(STREAM.SHAPE, index, 3)));
-}
-
-function prefixTokens(p: number): number {
-  return pr[pr[P.OFF_PREFIXES]! + p * PREFIX_WORDS + 1]!;
 }
 
 /** Detaches a job from wherever it waits or runs; its downstream work is cancelled. */
@@ -1661,7 +1664,7 @@ function advanceInstance(until: number): boolean {
     if (st[sb + G.ERROR] !== ERR.NONE && st[sb + G.STOPPED] === 0) stopInstance();
     if (st[sb + G.NEXT_ARRIVAL] === NONE && st[sb + G.LIVE] === 0) st[sb + G.DONE] = 1;
   }
-  sums[R.EVENTS] += events;
+  sums[R.EVENTS]! += events;
   sumsStore();
   fifoFlush();
   st[sb + G.NOW] = now;
