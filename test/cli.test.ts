@@ -151,6 +151,7 @@ function harness(runProblem?: CliDeps['runProblem'], loadError?: Error): Harness
             maxSeeds: options.maxSeeds ?? options.seeds,
             baseSeed: options.baseSeed,
             servesimVersion: '0.1.0',
+            trace: null,
           },
         };
         return result;
@@ -234,7 +235,7 @@ describe('servesim run', () => {
     const verdicts = (...v: CaseSummary['verdict'][]): CliDeps['runProblem'] => async (problem, options) => ({
       problem,
       rows: v.map((verdict, i) => ({ ...fakeRow(`case-${i}`), verdict, passes: verdict === 'PASS' })),
-      meta: { problemId: problem.id, engine: 'reference', adapter: null, batches: [], seeds: options.seeds, maxSeeds: options.seeds, baseSeed: options.baseSeed, servesimVersion: '0.1.0' },
+      meta: { problemId: problem.id, engine: 'reference', adapter: null, batches: [], seeds: options.seeds, maxSeeds: options.seeds, baseSeed: options.baseSeed, servesimVersion: '0.1.0', trace: null },
     });
     const status = async (runner: CliDeps['runProblem'], ...flags: string[]): Promise<number> => cli(harness(runner), 'run', 'p.yaml', ...flags);
     expect(await status(verdicts('PASS', 'PASS'), '--check')).toBe(0);
@@ -313,13 +314,12 @@ describe('servesim run', () => {
   });
 
   it('cancels on Ctrl-C with status 130', async () => {
-    let h: Harness;
     const run: CliDeps['runProblem'] = (_problem, options) =>
       new Promise((_resolve, reject) => {
         options.signal!.addEventListener('abort', () => reject(new Error('aborted')));
         setTimeout(() => h.interrupt(), 5);
       });
-    h = harness(run);
+    const h = harness(run);
     expect(await cli(h, 'run', 'p.yaml')).toBe(130);
     expect(h.err()).toContain('cancelled');
     expect(h.out()).toBe('');

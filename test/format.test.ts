@@ -99,6 +99,7 @@ const RESULT: RunResult = {
     maxSeeds: 64,
     baseSeed: 1,
     servesimVersion: '0.1.0',
+    trace: null,
   },
 };
 

@@ -656,7 +656,7 @@ function problemFault(p: Problem): string | undefined {
     }
     for (const f of c.failures) {
       const replicas = f.target === 'tools' ? (p.tools === null ? undefined : 1) : p[f.target]?.replicas;
-      if (replicas === undefined || f.replica >= replicas) faults.push(`case ${c.name}: fails ${f.target} replica ${f.replica} of ${replicas ?? 'none'}`);
+      if (replicas === undefined || (typeof f.replica === 'number' && f.replica >= replicas)) faults.push(`case ${c.name}: fails ${f.target} replica ${f.replica} of ${replicas ?? 'none'}`);
     }
   }
   return faults.length === 0 ? undefined : faults.join('; ');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/program.js';
+import type { SweepIo } from '../src/cli/sweep-command.js';
 import { ServesimError } from '../src/errors.js';
 import { installMessage, isMissingPackage } from '../src/optional-package.js';
 import { loadProblem, selectCases } from '../src/problem/parse.js';
@@ -61,7 +62,7 @@ describe('run PROBLEM', () => {
       stdout: { write: (t: string) => (out += t) },
       stderr: { write: (t: string) => (err += t) },
       onInterrupt: () => () => {},
-    });
+    } as unknown as SweepIo);
     return { code, out, err };
   }
 

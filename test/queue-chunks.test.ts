@@ -9,7 +9,7 @@ import { sweepFromObject } from '../src/sweep/spec.js';
 describe('chunks', () => {
   it('carry every number of a row through JSON exactly, the non-finite ones and -0 included', () => {
     const row = { case: 'as-given', passes: false, p50_ms: Number.POSITIVE_INFINITY, p99_ms: Number.NaN, mean_wait_ms: -0, success: 0.1 + 0.2, requests: 3546 };
-    const back = decodeSummary(JSON.parse(JSON.stringify(encodeSummary(row as unknown as CaseSummary))));
+    const back = decodeSummary(JSON.parse(JSON.stringify(encodeSummary(row as unknown as CaseSummary)))) as unknown as typeof row;
     expect(back).toEqual(row);
     expect(Object.is(back.mean_wait_ms, -0)).toBe(true);
     expect(back.success).toBe(0.30000000000000004);

@@ -3,7 +3,7 @@
  * is cheap) with rows from a toy capacity model, so the charts have shape in milliseconds.
  */
 import { tableFromIPC, type Table } from 'apache-arrow';
-import type { HintResult } from '../src/hint/api.js';
+import type { CaseMargin, HintResult } from '../src/hint/api.js';
 import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
 import { sweepToArrow } from '../src/sweep/arrow.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../src/sweep/run.js';
@@ -62,7 +62,7 @@ export function syntheticOutcome(sweep: Sweep, keep: (point: GridPoint) => boole
   }
   const meta: SweepMeta = {
     problemId: sweep.problem.id, sweepId: sweep.id, engine: 'pool', adapter: null, seeds: sweep.seeds, maxSeeds: sweep.maxSeeds,
-    baseSeed: sweep.baseSeed, servesimVersion: '0.1.0', createdAt: '2026-11-29T15:07:31.123Z',
+    baseSeed: sweep.baseSeed, servesimVersion: '0.1.0', createdAt: '2026-11-29T15:07:31.123Z', batches: [], trace: null,
   };
   const done = new Set(rows.map((r) => r.point.index));
   return {
@@ -75,8 +75,13 @@ export function asTable(sweep: Sweep, outcome: SweepOutcome): Table {
   return tableFromIPC(sweepToArrow(sweep, outcome.rows, outcome.meta));
 }
 
-function margin(caseName: string, passes: boolean, why = '') {
-  return { case: caseName, verdict: passes ? 'PASS' : 'FAIL', passes, success: 0.995, p99_ms: 2100, pass_probability: passes ? 0.98 : 0.4, success_margin: 0.005, p99_margin_ms: 900, why };
+function margin(caseName: string, passes: boolean, why = ''): CaseMargin {
+  const [probability, lo, hi] = passes ? [0.98, 0.93, 0.99] : [0.4, 0.2, 0.62];
+  return {
+    case: caseName, verdict: passes ? 'PASS' : 'FAIL', passes, seeds: 16, success: 0.995, p99_ms: 2100, ttft_p99_ms: null, tpot_p99_ms: null,
+    pass_probability: probability, pass_probability_lo: lo, pass_probability_hi: hi, pass_probability_margin: lo - 0.9,
+    success_margin: 0.005, p99_margin_ms: 900, ttft_p99_margin_ms: null, tpot_p99_margin_ms: null, why,
+  };
 }
 
 /** A hint over the three varying paths of {@link GRID}: 8 x 16 slots of least-loaded. */
@@ -88,18 +93,24 @@ export const HINT: HintResult = {
   goals: { success: 0.99, p99_ms: 3000 },
   confidence: 0.9,
   seeds: 16,
+  maxSeeds: 16,
+  seed: 1,
+  recheckSeed: 2,
+  verdictLevel: 0.95,
   cases: ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'],
   hints: [{
-    found: { values: { 'gpu.replicas': 8, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 128, cases: [margin('as-given', true), margin('server-dies', true)] },
+    found: { values: { 'gpu.replicas': 8, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 128, verdict: 'PASS', cases: [margin('as-given', true), margin('server-dies', true)] },
     cheaper: [
-      { values: { 'gpu.replicas': 6, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 96, cases: [margin('as-given', true), margin('server-dies', false, 'server-dies: success 98.9% < 99%')] },
-      { values: { 'gpu.replicas': 8, 'gpu.slots': 8, 'router.policy': 'least-loaded' }, cost: 64, cases: [margin('as-given', true), margin('slow-dependency', false, 'slow-dependency: p99 5.3 s > 3 s')] },
+      { values: { 'gpu.replicas': 6, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 96, verdict: 'FAIL', cases: [margin('as-given', true), margin('server-dies', false, 'server-dies: success 98.9% < 99%')] },
+      { values: { 'gpu.replicas': 8, 'gpu.slots': 8, 'router.policy': 'least-loaded' }, cost: 64, verdict: 'FAIL', cases: [margin('as-given', true), margin('slow-dependency', false, 'slow-dependency: p99 5.3 s > 3 s')] },
     ],
+    holds: true,
   }],
   failing: [
-    { values: { 'gpu.replicas': 8, 'gpu.slots': 32, 'router.policy': 'prefix-affinity' }, cost: 256, cases: [margin('as-given', false, 'as-given: p99 4.3 s > 3 s')] },
+    { values: { 'gpu.replicas': 8, 'gpu.slots': 32, 'router.policy': 'prefix-affinity' }, cost: 256, verdict: 'FAIL', cases: [margin('as-given', false, 'as-given: p99 4.3 s > 3 s')] },
   ],
   evaluated: 14,
+  instances: 14 * 4 * 16,
   rounds: 2,
   gridSize: 24,
   monotonicityViolations: [],

@@ -69,8 +69,8 @@ describe('servesim sweep --out', () => {
       expect(reader.numRecordBatches).toBe(ROWS);
       const table = tableFromIPC(bytes);
       expect(table.numRows).toBe(ROWS);
-      expect(table.schema.metadata.get('servesim.rows')).toBe(String(ROWS));
-      expect(table.schema.metadata.get('servesim.grid_points')).toBe(String(ROWS));
+      expect(table.schema.metadata!.get('servesim.rows')).toBe(String(ROWS));
+      expect(table.schema.metadata!.get('servesim.grid_points')).toBe(String(ROWS));
     }
     const out = join(dir, 'results.arrows');
     expect((await servesim('sweep', sweepFile, '--out', out)).code).toBe(0);
@@ -146,7 +146,7 @@ describe('servesim report on a results file cut short', () => {
   it('refuses a file cut at a record-batch boundary', async () => {
     const reader = RecordBatchFileReader.from(file);
     reader.open();
-    const boundary = Number(reader.footer.getRecordBatch(5)!.offset);
+    const boundary = Number(reader.footer!.getRecordBatch(5)!.offset);
     expect((await report('whole.arrow', file)).code).toBe(0);
     const { code, err } = await report('cut-batch.arrow', file.subarray(0, boundary));
     expect(code).toBe(2);

@@ -89,7 +89,7 @@ function byFlechette(bytes: Uint8Array): Read {
 }
 
 function byPolars(frame: pl.DataFrame): Read {
-  return { kinds: Object.entries(frame.schema).map(([name, type]) => [name, POLARS_KINDS[type.variant] ?? type.variant]), rows: frame.toRecords() };
+  return { kinds: Object.entries<pl.DataType>(frame.schema).map(([name, type]) => [name, POLARS_KINDS[type.variant] ?? type.variant]), rows: frame.toRecords() };
 }
 
 function arrayBuffer(bytes: Uint8Array): ArrayBuffer {

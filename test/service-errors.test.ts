@@ -111,7 +111,7 @@ describe('the OpenAPI document lists every status each route answers', () => {
       const id = change.id ?? (example.id === undefined ? '' : ids[example.id]);
       const payload = change.payload ?? example.body;
       return {
-        method: op.method as InjectOptions['method'],
+        method: op.method as NonNullable<InjectOptions['method']>,
         url: op.path.replace('{id}', encodeURIComponent(id)) + (change.query ?? ''),
         headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...change.headers },
         ...(payload === undefined ? {} : { payload }),

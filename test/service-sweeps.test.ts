@@ -108,7 +108,7 @@ describe('POST /v1/sweeps answers the table', () => {
     const res = await post(SMALL, 'application/vnd.apache.parquet');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/vnd.apache.parquet');
-    const file = res.rawPayload.buffer.slice(res.rawPayload.byteOffset, res.rawPayload.byteOffset + res.rawPayload.byteLength);
+    const file = res.rawPayload.buffer.slice(res.rawPayload.byteOffset, res.rawPayload.byteOffset + res.rawPayload.byteLength) as ArrayBuffer;
     const rows = await parquetReadObjects({ file });
     expect(rows.map((r) => [r['server.slots'], r['case']])).toEqual([[4, 'as-given'], [5, 'as-given']]);
   });

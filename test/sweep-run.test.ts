@@ -156,7 +156,7 @@ describe('servesim sweep', () => {
     const lines = h.out().split('\n');
     expect(lines[0]).toBe('tiny — A tiny queue');
     expect(h.out()).toMatch(/^server\.slots {2}traffic\.rate {2}server\.service {2}case {6}result/m);
-    expect(h.out()).toMatch(/^ {11}2 {10}12\.5  100ms {11}as-given  FAIL/m);
+    expect(h.out()).toMatch(/^ {11}2 {10}12\.5 {2}100ms {11}as-given {2}FAIL/m);
     expect(h.err()).toContain('engine: pool');
   });
 

@@ -76,7 +76,7 @@ describe.skipIf(!existsSync(BIN))('servesim sweep stopped by a signal', () => {
     const done = table.numRows;
     expect(done).toBeGreaterThan(0);
     expect(done).toBeLessThan(POINTS);
-    const metadata = table.schema.metadata;
+    const metadata = table.schema.metadata!;
     expect(metadata.get('servesim.points')).toBe(String(done));
     expect(metadata.get('servesim.grid_points')).toBe(String(POINTS));
     // the points run in batches: those missing are the ones the table lacks, in any order

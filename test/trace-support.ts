@@ -47,7 +47,6 @@ export function conversations(n: number, distinct = false): Line[] {
   });
 }
 
-
 /** A prompt of `ids.length` blocks, its last partial unless `whole`, as a Mooncake line at `seconds`. */
 export function line(seconds: number, ids: readonly number[], output = 3, whole = false): Line {
   return { timestamp: seconds * 1000, input_length: ids.length * 512 - (whole ? 0 : 10), output_length: output, hash_ids: ids };

@@ -4,7 +4,7 @@
  * point the search evaluates is reported on stderr as it finishes.
  */
 import { dirname, resolve } from 'node:path';
-import { invalidProblem, ServesimError } from '../errors.js';
+import { invalidProblem } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
 import { DOLLARS_COST } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
@@ -13,9 +13,9 @@ import { applyOverrides, overrideFor } from '../problem/overrides.js';
 import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
 import { isPlainObject } from '../problem/schema-walk.js';
 import { TRACE_FIELD } from '../problem/trace.js';
-import { isShippedId, shippedProblemsDir } from '../sweep/spec.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, seedOptions, type Vary } from './options.js';
+import { readProblemArgument } from './problem-argument.js';
 import { traceLine, type CliIo } from './run-command.js';
 
 // the parser is the command table's (program.ts), with the other option parsers
@@ -75,23 +75,6 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
     return EXIT.ok;
   } finally {
     release();
-  }
-}
-
-/**
- * `read` applied to a problem argument of `hint` or `run`: a shipped problem's id (`mmc`, as GET
- * /v1/problems lists them) reads problems/ID.yaml wherever servesim is installed, anything
- * else is a file path. An id that names no shipped problem says so.
- */
-export function readProblemArgument<T>(problem: string, read: (path: string) => T): T {
-  const shipped = isShippedId(problem);
-  try {
-    return read(shipped ? resolve(shippedProblemsDir(), `${problem}.yaml`) : problem);
-  } catch (err) {
-    if (shipped && err instanceof ServesimError && err.code === 'SERVESIM_FILE_UNREADABLE') {
-      throw new ServesimError('SERVESIM_FILE_UNREADABLE', `no shipped problem "${problem}"`);
-    }
-    throw err;
   }
 }
 

@@ -9,8 +9,8 @@ import { pointVerdict } from '../model/verdict.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
-import { readProblemArgument } from './hint-command.js';
 import { EXIT, seedOptions, type SimulationOptionValues } from './options.js';
+import { readProblemArgument } from './problem-argument.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 
 /** What the commands need from the rest of servesim; main.ts passes the real modules (lazy.ts). */

@@ -71,7 +71,6 @@ export function goalsInMilliseconds(goals: Goals): GoalsInMilliseconds {
   };
 }
 
-
 export interface Traffic {
   /**
    * Arrivals per second (Poisson); with a trace, its mean rate (requests / span x rateScale),

@@ -4,7 +4,6 @@
  * cross-field checks, conversion. Every problem found is reported at once, each naming its
  * field and, for text input, its line.
  */
-import { closeSync, constants, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Composer, CST, isAlias, isScalar, Lexer, LineCounter, Parser, visit, type Document } from 'yaml';
 import { invalidProblem, ServesimError, type FieldIssue } from '../errors.js';
@@ -13,12 +12,14 @@ import type { Trace } from '../model/trace.js';
 import { packageRoot } from '../package-root.js';
 import { depthText, INPUT_LIMITS, nodesText, shapeExcess } from './bounds.js';
 import { buildProblem, componentIssues } from './build.js';
+import { readInputBytes } from './input-file.js';
 import { fieldIssues } from './issues.js';
 import { applyOverrides, overrideFor } from './overrides.js';
 import { isPlainObject, parsePath } from './schema-walk.js';
 import { problemFileSchema } from './schema.js';
 import { loadTrace, TRACE_FIELD } from './trace.js';
 
+export { readInputBytes } from './input-file.js';
 export { selectCases } from './scenarios.js';
 
 /** Input past a bound, at the place it was passed (`line L, column C`, or the field), as its one issue. */
@@ -33,22 +34,6 @@ function at(counter: LineCounter, offset: number): string {
   return `line ${pos.line}, column ${pos.col}`;
 }
 
-/** What a stat says a path is, for "not a regular file" messages. */
-function kindOf(stat: Stats): string {
-  if (stat.isDirectory()) return 'it is a directory';
-  if (stat.isFIFO()) return 'it is a FIFO';
-  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'it is a device';
-  if (stat.isSocket()) return 'it is a socket';
-  return 'it is not a regular file';
-}
-
-function whyUnreadable(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES') return 'permission denied';
-  return code ?? (err as Error).message;
-}
-
 /**
  * A problem, sweep or other input file's text: refused, naming the reason, when it is not a
  * regular file (a device or FIFO would never end, or block) or is over `INPUT_LIMITS.bytes`.
@@ -56,55 +41,6 @@ function whyUnreadable(err: unknown): string {
  */
 export function readInputFile(path: string, what: string, shown: string = path): string {
   return readInputBytes(path, what, shown, INPUT_LIMITS.bytes).toString('utf8');
-}
-
-/** `1 MiB (1,048,576 bytes)`, `2 GiB (2,147,483,648 bytes)`. */
-function sizeText(bytes: number): string {
-  const gib = 1024 ** 3;
-  const size = bytes >= gib ? `${bytes / gib} GiB` : `${bytes / 1024 / 1024} MiB`;
-  return `${size} (${bytes.toLocaleString('en')} bytes)`;
-}
-
-/** An input file's bytes, refused as readInputFile's text is, past `limit` bytes. */
-export function readInputBytes(path: string, what: string, shown: string, limit: number): Buffer {
-  const unreadable = (why: string): ServesimError => new ServesimError('SERVESIM_FILE_UNREADABLE', `cannot read ${what} ${shown}: ${why}`);
-  let stat: Stats;
-  try {
-    stat = statSync(path);
-  } catch (err) {
-    throw unreadable(whyUnreadable(err));
-  }
-  if (!stat.isFile()) throw unreadable(kindOf(stat));
-  const over = (bytes: string): ServesimError =>
-    new ServesimError('SERVESIM_INPUT_TOO_LARGE', `${what} ${shown} is ${bytes} bytes; the limit is ${sizeText(limit)}`);
-  if (stat.size > limit) throw over(stat.size.toLocaleString('en'));
-  // non-blocking and at most one byte past the limit: a FIFO or a growing file swapped in
-  // after the stat can neither block nor run on
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    throw unreadable(whyUnreadable(err));
-  }
-  try {
-    // sized by the stat, not the limit (a results file's is 2 GiB), and grown if the file grew
-    let buffer = Buffer.allocUnsafe(stat.size + 1);
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (length > limit) throw over(`over ${limit.toLocaleString('en')}`);
-        buffer = Buffer.concat([buffer], Math.min(2 * length, limit + 1));
-      }
-      const read = readSync(fd, buffer, length, buffer.length - length, null);
-      if (read === 0) break;
-      length += read;
-    }
-    return buffer.subarray(0, length);
-  } catch (err) {
-    throw err instanceof ServesimError ? err : unreadable(whyUnreadable(err));
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Lexer tokens that each start a node: scalars (a plain one's marker), aliases, flow collections. */

@@ -369,7 +369,7 @@ const inlineProfile = z.strictObject({
     description: 'Prompt tokens prefilled per millisecond.',
   }),
   chunk: int(1, LIMITS.tokens, 'token counts').meta({ description: 'Most prompt tokens per iteration.' }),
-  tp: int(1, MAX_TP, 'GPUs a replica uses').optional().meta({
+  tp: int(1, MAX_TP, 'GPUs a replica uses').exactOptional().meta({
     description: 'GPUs one replica uses (tensor parallelism), for the gpus and dollars_per_hour of a hint cost. Not set: one.',
   }),
 }).superRefine((p, ctx) => {

@@ -13,8 +13,8 @@ import { statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServesimError } from '../errors.js';
 import { TRACE_BLOCK_TOKENS, type Trace, type TraceFormat, type TraceTree } from '../model/trace.js';
+import { readInputBytes } from './input-file.js';
 import { LIMITS } from './limits.js';
-import { readInputBytes } from './parse.js';
 
 /** The problem field every trace error is about. */
 export const TRACE_FIELD = 'traffic.trace';

@@ -558,7 +558,7 @@ function failingText(c: HintConfiguration): string {
 function hintSection(hint: HintResult, points: readonly (number[] | null)[]): string {
   const searched = `Searched ${hint.evaluated} of ${hint.gridSize} configurations of ${hint.paths.map((p) => `<code>${escapeHtml(p)}</code>`).join(', ')}` +
     `${hint.engine ? ` on ${escapeHtml(hint.engine)}` : ''}; cost = <code>${escapeHtml(hint.cost)}</code>.`;
-  let body = '';
+  let body: string;
   if (hint.hints.length === 0) {
     body = '<p class="note">No configuration in the searched range passes every case.</p>';
   } else {
