@@ -51,6 +51,7 @@ describe('layers', () => {
 });
 
 describe('cycles', () => {
+  mkdirSync(join(root, 'test', 'output'), { recursive: true }); // not in a fresh clone
   const dir = mkdtempSync(join(root, 'test', 'output', 'lint-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
