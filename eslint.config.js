@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 /**
  * src/'s folders from the bottom up; a folder imports those on lower rows, never one on its own
  * row or above (a row of two: neither imports the other). The files at the top of src/
- * (errors.ts, version.ts, package-root.ts, optional-package.ts) sit below them all.
+ * (errors.ts, slices.ts, version.ts, package-root.ts, optional-package.ts) sit below them all.
  */
 const LAYERS = [
   ['model'], // the types and arithmetic of problems and results

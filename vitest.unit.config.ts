@@ -20,6 +20,7 @@ export const UNIT = [
   'test/problem-overrides.test.ts',
   'test/problem-parse.test.ts',
   'test/problem-schema-json.test.ts',
+  'test/problem-source.test.ts',
   'test/problem-units.test.ts',
   'test/queue-chunks.test.ts',
   'test/report-html.test.ts',

@@ -5,7 +5,8 @@
  * engine runs the same instances, alternating rounds, the better of each engine's rounds timed.
  *
  *   npm run bench:counters               what the metrics' counters (TTFT, TPOT, goodput, per
- *                                        component loads and waits: issue 13) cost per event:
+ *                                        component loads and waits: issue 13; KV in use:
+ *                                        issue 25) cost per event:
  *                                        this checkout's engine against itself with
  *                                        bench/without-counters.patch applied (the counters'
  *                                        statements taken out), both built alike; the events
@@ -19,8 +20,10 @@
  *                                        code alone). The timed runs' and an equality matrix's
  *                                        records (problems, routing policies, cases, windows,
  *                                        capacities reached) must be identical, word for word,
- *                                        to BASE's: one that is not fails the run (exit 1) and
- *                                        writes nothing. Writes bench/results/reference-speed.md.
+ *                                        to BASE's, the result counters new since BASE left out
+ *                                        (newCounters): one that is not fails the run (exit 1)
+ *                                        and writes nothing. Writes
+ *                                        bench/results/reference-speed.md.
  *
  * Each is timed in PROCESSES fresh processes of its own (this script again, with --time): V8
  * compiles an engine differently from one process to the next, so one process's ratio moves
@@ -140,6 +143,12 @@ function buildEngine(origin: Origin, dir: string): void {
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
 }
 
+/** The layout's constants of the engine in `dir` (as loadEngine finds it), without loading the engine. */
+async function layoutOf(dir: string): Promise<Record<string, number>> {
+  const layout = await import(pathToFileURL(join(dir, 'dist/src/engine/layout.js')).href);
+  return layout.layoutConstants() as Record<string, number>;
+}
+
 /** The engine buildEngine compiled into `dir` (or this checkout's, `npm run build`'s, for `root`). */
 async function loadEngine(dir: string): Promise<Engine> {
   const load = (module: string) => import(pathToFileURL(join(dir, 'dist/src', module)).href);
@@ -180,6 +189,35 @@ function total(records: Uint32Array, words: number, field: number): number {
   let sum = 0;
   for (let i = field; i < records.length; i += words) sum += records[i]! + records[i + 1]! * 2 ** 32;
   return sum;
+}
+
+/**
+ * The result counters (R_ names) this checkout's layout has and the base's has not. Records are
+ * compared with their words left out (withoutCounters) and every other word in place, so a new
+ * counter is no difference, and no old counter, per-replica count or histogram bucket can change
+ * unseen.
+ */
+function newCounters(base: Record<string, number>, fresh: Record<string, number>): string[] {
+  return Object.keys(fresh).filter((name) => name.startsWith('R_') && !(name in base));
+}
+
+/** Records of `words` words each without the words of the counters `leftOut` that `constants` (their engine's layout) has. */
+function withoutCounters(records: Uint32Array, words: number, constants: Record<string, number>, leftOut: readonly string[]): Uint32Array {
+  const dropped = new Set(leftOut.map((name) => constants[name]).filter((word) => word !== undefined));
+  if (dropped.size === 0) return records;
+  const kept = Array.from({ length: words }, (_, k) => k).filter((k) => !dropped.has(k));
+  const out = new Uint32Array((records.length / words) * kept.length);
+  let o = 0;
+  for (let i = 0; i < records.length; i += words) for (const k of kept) out[o++] = records[i + k]!;
+  return out;
+}
+
+/** Two engines' records, equal once the counters new since the base are left out of this checkout's. */
+function sameRecords(old: Engine, oldWords: number, before: Uint32Array, fresh: Engine, words: number, now: Uint32Array): boolean {
+  const added = newCounters(old.constants, fresh.constants);
+  const a = withoutCounters(now, words, fresh.constants, added);
+  const b = withoutCounters(before, oldWords, old.constants, added);
+  return a.length === b.length && a.every((v, k) => v === b[k]);
 }
 
 /** The measured arrivals of records of `config`'s engine. */
@@ -255,6 +293,8 @@ interface Timed extends Timing {
 
 /** Fresh processes each work is timed in. */
 const PROCESSES = 7;
+/** The flag before the counters (comma-separated) an engine timed alone leaves out of its records' hash (newCounters). */
+const LEFT_OUT = '--left-out';
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -262,10 +302,11 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** `--time MODE DIRS` (timeIn below) in a fresh process: what it printed. */
-function inProcess<T>(mode: string, dirs: readonly string[]): T {
+/** `--time MODE DIRS [--left-out NAMES]` (timeIn below) in a fresh process: what it printed. */
+function inProcess<T>(mode: string, dirs: readonly string[], leftOut: readonly string[] = []): T {
+  const names = leftOut.length === 0 ? [] : [LEFT_OUT, leftOut.join(',')];
   // with this process's node options (V8 flags among them), so that a run under a flag times the engines under it
-  const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs, ...names], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
   return JSON.parse(out) as T;
 }
 
@@ -331,7 +372,7 @@ function countersReport(timed: readonly Timed[]): string {
   const lines = [
     '# What the metrics\' counters cost per event',
     '',
-    `Command: \`${commandLine('bench:counters', '')}\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of issue 13's counters taken out), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
+    `Command: \`${commandLine('bench:counters', '')}\`: this checkout's reference engine against itself with \`${WITHOUT_COUNTERS}\` applied (the statements of the metrics' counters taken out: issue 13's, and issue 25's KV in use), both built alike and run on one thread, in each of ${PROCESSES} fresh processes ${COUNTERS_ROUNDS} rounds alternating which goes first, the better of each engine's rounds; seconds and ratios are the medians over the processes, with the range of the ratio. The events are checked equal.`,
     '',
     `${machine()} · ${new Date().toISOString()}`,
     '',
@@ -397,16 +438,15 @@ const SPEED_WORK: { work: Work; instances: number }[] = [
   { work: { source: { file: 'coding-agents' }, sets: [], caseName: 'as-given' }, instances: 32 },
   { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 32 },
   { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 32 },
-  // a replayed trace's KV cache became a radix tree of blocks (issue 26): its records and its
-  // tables differ from a base's before that by design, so these are compared per simulated
-  // request (Work.changed), with fewer instances, as each replays three minutes of the trace
-  { work: { source: { file: 'conversation-trace' }, sets: [], caseName: 'as-given', changed: true }, instances: 16 },
-  { work: { source: { file: 'conversation-trace' }, sets: ['router.policy=cache-aware'], caseName: 'as-given', changed: true }, instances: 12 },
+  // fewer instances: each replays three minutes of the trace
+  { work: { source: { file: 'conversation-trace' }, sets: [], caseName: 'as-given' }, instances: 16 },
+  { work: { source: { file: 'conversation-trace' }, sets: ['router.policy=cache-aware'], caseName: 'as-given' }, instances: 12 },
 ];
 const SPEED_ROUNDS = 25;
 
 /** Every record of the equality matrix from both engines; the rows of its table, or the first difference. */
 function equality(old: Engine, fresh: Engine, base: string): { rows: string[]; records: number } {
+  const added = newCounters(old.constants, fresh.constants);
   const rows: string[] = [];
   let records = 0;
   for (const item of EQUALITY) {
@@ -418,14 +458,16 @@ function equality(old: Engine, fresh: Engine, base: string): { rows: string[]; r
       for (const windows of WINDOWS) {
         const now = fresh.run(config, 1, 0, item.instances, windows);
         const before = old.run(oldConfig, 1, 0, item.instances, windows);
-        const words = config.resultWords;
-        if (before.length !== now.length) throw new Error(`${workLabel(work)}, ${windows} windows: ${now.length / words} records now, ${before.length / oldConfig.resultWords} at ${base}`);
+        if (before.length / oldConfig.resultWords !== now.length / config.resultWords) throw new Error(`${workLabel(work)}, ${windows} windows: ${now.length / config.resultWords} records now, ${before.length / oldConfig.resultWords} at ${base}`);
+        const shared = withoutCounters(now, config.resultWords, fresh.constants, added);
+        const words = shared.length / item.instances;
+        const based = withoutCounters(before, oldConfig.resultWords, old.constants, added);
         for (let i = 0; i < item.instances; i++) {
-          const a = now.subarray(i * words, (i + 1) * words);
-          const b = before.subarray(i * words, (i + 1) * words);
-          if (hashOf(a) !== hashOf(b) || a.some((v, k) => v !== b[k])) {
+          const a = shared.subarray(i * words, (i + 1) * words);
+          const b = based.subarray(i * words, (i + 1) * words);
+          if (a.length !== b.length || a.some((v, k) => v !== b[k])) {
             const k = a.findIndex((v, w) => v !== b[w]);
-            throw new Error(`${workLabel(work)}, ${windows} windows, instance ${i}: record word ${k} is ${a[k]} now, ${b[k]} at ${base}`);
+            throw new Error(`${workLabel(work)}, ${windows} windows, instance ${i}: record word ${k} (counters new since ${base} left out) is ${a[k]} now, ${b[k]} at ${base}`);
           }
         }
         records += item.instances;
@@ -444,7 +486,7 @@ function equality(old: Engine, fresh: Engine, base: string): { rows: string[]; r
     for (const short of SHORT) {
       const now = runWrapping(fresh, config, item.instances, short);
       const before = runWrapping(old, oldConfig, item.instances, short);
-      if (now.length !== before.length || now.some((v, k) => v !== before[k])) throw new Error(`${workLabel(work)}, sequence ${short} short of wrapping: records differ from ${base}'s`);
+      if (!sameRecords(old, oldConfig.resultWords, before, fresh, config.resultWords, now)) throw new Error(`${workLabel(work)}, sequence ${short} short of wrapping: records differ from ${base}'s`);
       records += item.instances;
       hashes.push(hashOf(now).toString(16).padStart(8, '0'));
     }
@@ -458,7 +500,7 @@ function equality(old: Engine, fresh: Engine, base: string): { rows: string[]; r
 function timeReference(old: Engine, fresh: Engine): Timing[] {
   return SPEED_WORK.map(({ work, instances }) => {
     const r = race(old, fresh, work, instances, SPEED_ROUNDS);
-    const same = r.newRecords.length === r.oldRecords.length && r.newRecords.every((v, k) => v === r.oldRecords[k]);
+    const same = sameRecords(old, r.oldConfig.resultWords, r.oldRecords, fresh, r.config.resultWords, r.newRecords);
     checkSame(work, same, arrivals(r.oldConfig, r.oldRecords, old.constants), arrivals(r.config, r.newRecords, fresh.constants));
     const events = total(r.newRecords, r.config.resultWords, fresh.constants.R_EVENTS!);
     return { before: r.before, now: r.now, events, requests: requests(r.config, r.newRecords, fresh.constants) };
@@ -476,15 +518,19 @@ interface Solo {
   readonly hash: number;
 }
 
-/** bench:reference's engine alone in one process: each work timed as race times it, on this engine only. */
-function timeAlone(engine: Engine): Solo[] {
+/**
+ * bench:reference's engine alone in one process: each work timed as race times it, on this
+ * engine only; its records' hash leaves out the counters `leftOut` (those new since the base).
+ */
+function timeAlone(engine: Engine, leftOut: readonly string[]): Solo[] {
   return SPEED_WORK.map(({ work, instances }) => {
     const config = engine.configOf(work);
     engine.run(config, 1, 1000, 2);
     let records: Uint32Array = new Uint32Array(0);
     const rounds = Array.from({ length: SPEED_ROUNDS }, () => seconds(() => (records = engine.run(config, 1, 0, instances))));
     const events = total(records, config.resultWords, engine.constants.R_EVENTS!);
-    return { seconds: Math.min(...rounds), first: rounds[0]!, events, requests: requests(config, records, engine.constants), arrivals: arrivals(config, records, engine.constants), hash: hashOf(records) };
+    const hash = hashOf(withoutCounters(records, config.resultWords, engine.constants, leftOut));
+    return { seconds: Math.min(...rounds), first: rounds[0]!, events, requests: requests(config, records, engine.constants), arrivals: arrivals(config, records, engine.constants), hash };
   });
 }
 
@@ -493,8 +539,8 @@ function timeAlone(engine: Engine): Solo[] {
  * first: each under the V8 flags its own checkout sets when its engine loads. Pairs them up
  * (the k-th of each) into timings, checking the records equal.
  */
-function timeApart(old: string, fresh: string): Timed[] {
-  const alone = (dir: string) => inProcess<Solo[]>('alone', [dir]);
+function timeApart(old: string, fresh: string, leftOut: readonly string[]): Timed[] {
+  const alone = (dir: string) => inProcess<Solo[]>('alone', [dir], leftOut);
   const runs: Timing[][] = [];
   for (let p = 0; p < PROCESSES; p++) {
     process.stderr.write(`bench: timing each engine alone, processes ${2 * p + 1} and ${2 * p + 2} of ${2 * PROCESSES} ...\n`);
@@ -538,7 +584,10 @@ function speedHeader(timed: readonly Timed[]): string[] {
 
 function referenceReport(apart: readonly Timed[], together: readonly Timed[], old: Engine, fresh: Engine, base: string): string {
   const same = equality(old, fresh, base);
-  const timing = `rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal (\`identical\`), but where the work's model changed since ${base} (\`model changed: per simulated request\`: a replayed trace's KV cache, issue 26): there each engine runs its own compile, tables included, its records differ by design, and the engines' arrivals are checked equal instead, so that the speedup is per simulated request.`;
+  const added = newCounters(old.constants, fresh.constants).map((name) => name.replace('R_', 'R.'));
+  const counters = added.length === 0 ? '' : `, but for the result counters new since ${base}, ${added.join(', ')}, left out of the comparison`;
+  const changed = !SPEED_WORK.some(({ work }) => work.changed === true) ? '' : `, but where a work's model changed since ${base} (\`model changed: per simulated request\`): there each engine runs its own compile, tables included, its records differ by design, and the engines' arrivals are checked equal instead, so that the speedup is per simulated request`;
+  const timing = `rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal (\`identical\`${counters})${changed}.`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
@@ -560,7 +609,7 @@ function referenceReport(apart: readonly Timed[], together: readonly Timed[], ol
     ...speedHeader(together),
     ...speedRows(together),
     '',
-    `Records: ${same.records} records, each identical word for word to ${base}'s (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
+    `Records: ${same.records} records, each identical word for word to ${base}'s${counters} (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
     '',
     '| problem | cases | instances | record hashes |',
     '| --- | --- | ---: | --- |',
@@ -574,10 +623,10 @@ function scratch(): string {
   return mkdtempSync(join(root, 'node_modules/.cache/servesim-base-'));
 }
 
-/** `--time MODE DIRS`: one process's timings, as JSON on stdout, of the engines in DIRS (loadEngine), and of no other. */
-async function timeIn(mode: string, dirs: readonly string[]): Promise<void> {
+/** `--time MODE DIRS [--left-out NAMES]`: one process's timings, as JSON on stdout, of the engines in DIRS (loadEngine), and of no other. */
+async function timeIn(mode: string, dirs: readonly string[], leftOut: readonly string[]): Promise<void> {
   const engines = await Promise.all(dirs.map(loadEngine));
-  const timings = mode === 'alone' ? timeAlone(engines[0]!) : mode === 'reference' ? timeReference(engines[0]!, engines[1]!) : timeCounters(engines[0]!, engines[1]!);
+  const timings = mode === 'alone' ? timeAlone(engines[0]!, leftOut) : mode === 'reference' ? timeReference(engines[0]!, engines[1]!) : timeCounters(engines[0]!, engines[1]!);
   process.stdout.write(JSON.stringify(timings));
 }
 
@@ -589,8 +638,9 @@ async function main(): Promise<void> {
     if (reference) {
       const base = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
       buildEngine({ revision: base }, dirs[0]!);
-      // this checkout's engine is `npm run build`'s, in root's dist
-      const apart = timeApart(dirs[0]!, root);
+      // this checkout's engine is `npm run build`'s, in root's dist; the layouts load no engine
+      const added = newCounters(await layoutOf(dirs[0]!), await layoutOf(root));
+      const apart = timeApart(dirs[0]!, root, added);
       const together = timeInProcesses('reference', [dirs[0]!, root]);
       text = referenceReport(apart, together, await loadEngine(dirs[0]!), await loadEngine(root), base);
     } else {
@@ -607,5 +657,8 @@ async function main(): Promise<void> {
 }
 
 const time = process.argv.indexOf('--time');
-if (time >= 0) await timeIn(process.argv[time + 1]!, process.argv.slice(time + 2));
-else await main();
+if (time >= 0) {
+  const args = process.argv.slice(time + 2);
+  const at = args.indexOf(LEFT_OUT);
+  await timeIn(process.argv[time + 1]!, at < 0 ? args : args.slice(0, at), at < 0 ? [] : args[at + 1]!.split(','));
+} else await main();

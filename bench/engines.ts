@@ -281,7 +281,7 @@ const LARGE_GRID = {
   cases: 'all',
   seeds: 64,
 };
-/** The README's hint, at 32 seeds (as servesim answered before verdicts had intervals) and as it runs now. */
+/** docs/cli.md's hint on hot prefix, at 32 seeds (as servesim answered before verdicts had intervals) and as it runs now. */
 const HINTS: readonly HintRequest[] = [32, 'auto'].map((seeds) => ({
   problem: 'hot-prefix',
   vary: { 'router.policy': ['least-loaded', 'cache-aware'], 'gpu.slots': { from: 2, to: 32, step: 1 } },

@@ -689,13 +689,72 @@ fn cacheInsert(r: u32, key: u32, tokens: u32, depth: u32, pins: u32) -> u32 {
   return e;
 }
 
-fn cacheUnpin(r: u32, j: u32) {
+/**
+ * Replica r's KV in use (RP_KV_HELD) is about to change: the time it held its value since the
+ * last change, inside the measured window, goes into R_KV_AREA and the value into R_KV_PEAK, in
+ * P_KV_UNIT tokens (a change at the same microsecond adds nothing, so neither sees a passing value).
+ */
+fn kvNote(r: u32) {
+  let rb = replicaAt(r);
+  let now = st[ix(sb + G_NOW)];
+  let t = measured(st[ix(rb + RP_KV_SINCE)], now);
+  st[ix(rb + RP_KV_SINCE)] = now;
+  if (t == 0u) { return; }
+  let units = st[ix(rb + RP_KV_HELD)] / param(P_KV_UNIT);
+  mulAdd64(R_KV_AREA, t, units);
+  if (units > st[ix(result(R_KV_PEAK))]) { st[ix(result(R_KV_PEAK))] = units; }
+}
+
+/**
+ * Replica r's running sequences now hold `taken` tokens more of its KV and `freed` fewer: one
+ * change, noted once, where a call's reservation and its entries change together.
+ */
+fn kvChange(r: u32, taken: u32, freed: u32) {
+  kvNote(r);
+  let rb = replicaAt(r);
+  st[ix(rb + RP_KV_HELD)] = st[ix(rb + RP_KV_HELD)] + taken - freed;
+}
+
+/**
+ * A running sequence pins entry e of replica r, and so holds it and every entry above it: each
+ * one's PINS counts it. Returns the tokens of those no sequence held before, now in use.
+ */
+fn entryPin(r: u32, e: u32) -> u32 {
+  var taken = 0u;
+  var a = e;
+  while (a != NONE) {
+    let ab = entryAt(r, a);
+    let pins = st[ix(ab + E_PINS)] + 1u;
+    st[ix(ab + E_PINS)] = pins;
+    if (pins == 1u) { taken += st[ix(ab + E_TOKENS)]; }
+    a = st[ix(ab + E_PARENT)];
+  }
+  return taken;
+}
+
+/** The sequence lets go of entry e and the entries above it. Returns the tokens of those no sequence holds now. */
+fn entryUnpin(r: u32, e: u32) -> u32 {
+  var freed = 0u;
+  var a = e;
+  while (a != NONE) {
+    let ab = entryAt(r, a);
+    let pins = st[ix(ab + E_PINS)] - 1u;
+    st[ix(ab + E_PINS)] = pins;
+    if (pins == 0u) { freed += st[ix(ab + E_TOKENS)]; }
+    a = st[ix(ab + E_PARENT)];
+  }
+  return freed;
+}
+
+/** Job j lets go of its entry, if any. Returns the tokens no sequence holds now (entryUnpin). */
+fn cacheUnpin(r: u32, j: u32) -> u32 {
   let jb = jobAt(j);
-  if (st[ix(jb + J_ENTRY)] == NONE) { return; }
-  let eb = entryAt(r, st[ix(jb + J_ENTRY)]);
-  st[ix(eb + E_PINS)] = st[ix(eb + E_PINS)] - 1u;
-  st[ix(eb + E_LAST)] = st[ix(sb + G_NOW)];
+  let e = st[ix(jb + J_ENTRY)];
+  if (e == NONE) { return 0u; }
+  let freed = entryUnpin(r, e);
+  st[ix(entryAt(r, e) + E_LAST)] = st[ix(sb + G_NOW)];
   st[ix(jb + J_ENTRY)] = NONE;
+  return freed;
 }
 
 /** A session's context including this call's output stays cached on the replica. */
@@ -713,10 +772,20 @@ fn cacheStoreSession(r: u32, j: u32) {
 
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
+/** A call leaves replica r's batch: its KV reservation and its pin free. */
+fn callFree(r: u32, j: u32) {
+  let rb = replicaAt(r);
+  let jb = jobAt(j);
+  let reserved = st[ix(jb + J_RESERVED)];
+  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - reserved;
+  st[ix(jb + J_RESERVED)] = 0u;
+  let freed = cacheUnpin(r, j);
+  kvChange(r, 0u, reserved + freed);
+}
+
 /** Takes a job off a replica's batch, freeing its KV reservation and its pin. */
 fn replicaRelease(r: u32, j: u32) {
   let rb = replicaAt(r);
-  let jb = jobAt(j);
   var w = 0u;
   for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
     let k = st[ix(runningAt(r, i))];
@@ -726,9 +795,7 @@ fn replicaRelease(r: u32, j: u32) {
     }
   }
   st[ix(rb + RP_N_RUN)] = w;
-  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(jb + J_RESERVED)];
-  st[ix(jb + J_RESERVED)] = 0u;
-  cacheUnpin(r, j);
+  callFree(r, j);
   replicaUnload(r, j);
 }
 
@@ -769,11 +836,13 @@ fn prefillDone(r: u32, j: u32) {
   }
   let tokens = select(prefixTokens(key - 1u), param(P_SYSTEM_TOKENS), KIND == KIND_TASK);
   if (st[ix(jb + J_CACHED)] >= tokens || cacheFind(r, key) != NONE) { return; }
-  // the prefix's KV moves from this sequence's reservation into a shared entry it pins
+  // the prefix's KV moves from this sequence's reservation into a shared entry it pins (a root:
+  // the tokens it holds are the same)
   let e = cacheInsert(r, key, tokens, tokens, 1u);
   if (e == NONE) { return; }
   st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - tokens;
-  cacheUnpin(r, j);
+  let freed = cacheUnpin(r, j);
+  kvChange(r, 0u, freed);
   st[ix(jb + J_ENTRY)] = e;
 }
 
@@ -806,8 +875,10 @@ fn traceCacheInsert(r: u32, j: u32, key: u32) {
   var moved = treeWord(key, TN_DEPTH);
   if (above != NONE) { moved -= st[ix(entryAt(r, above) + E_DEPTH)]; }
   st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - moved;
-  cacheUnpin(r, j);
-  st[ix(entryAt(r, deepest) + E_PINS)] = 1u;
+  // pinned before the entry it pinned is let go, so the entries above both stay held
+  let taken = entryPin(r, deepest);
+  let freed = cacheUnpin(r, j);
+  kvChange(r, taken, moved + freed);
   st[ix(jb + J_ENTRY)] = deepest;
 }
 
@@ -842,10 +913,7 @@ fn callTimes(j: u32) {
 /** A model call finished on replica r: free it there, then the job moves on. */
 fn callDone(r: u32, j: u32) {
   let jb = jobAt(j);
-  let rb = replicaAt(r);
-  st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] - st[ix(jb + J_RESERVED)];
-  st[ix(jb + J_RESERVED)] = 0u;
-  cacheUnpin(r, j);
+  callFree(r, j);
   replicaUnload(r, j);
   callTimes(j);
   if (KIND == KIND_REQUEST) {
@@ -916,15 +984,18 @@ fn replicaAdmit(r: u32) {
     }
     let e = cacheBest(r, j);
     let cached = cachedTokens(r, e, j);
-    if (e != NONE) { st[ix(entryAt(r, e) + E_PINS)] = st[ix(entryAt(r, e) + E_PINS)] + 1u; }
+    // pinned while room is made, so that eviction spares it; in use once the call is admitted
+    var taken = 0u;
+    if (e != NONE) { taken = entryPin(r, e); }
     let need = prompt - cached + st[ix(jb + J_OUTPUT)];
     if (!cacheMakeRoom(r, need)) {
-      if (e != NONE) { st[ix(entryAt(r, e) + E_PINS)] = st[ix(entryAt(r, e) + E_PINS)] - 1u; }
+      if (e != NONE) { entryUnpin(r, e); }
       return;
     }
     queueUnlink(q, j);
     noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
     st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + need;
+    kvChange(r, taken + need, 0u);
     st[ix(jb + J_STAGE)] = STAGE_GPU_RUNNING;
     st[ix(jb + J_ENTRY)] = e;
     if (e != NONE) { st[ix(entryAt(r, e) + E_LAST)] = st[ix(sb + G_NOW)]; }
@@ -1527,6 +1598,10 @@ fn nextEvent(until: u32) -> bool {
 fn stopInstance() {
   st[ix(sb + G_STOPPED)] = 1u;
   overload(st[ix(sb + G_ERROR)]);
+  // the replicas' KV in use counts to the stop (their sequences fail here without leaving them)
+  if (KIND != KIND_JOB) {
+    for (var r = 0u; r < param(P_GPU_REPLICAS); r++) { kvNote(r); }
+  }
   for (var j = 0u; j < param(P_JOB_CAP); j++) {
     if (st[ix(jobAt(j) + J_STAGE)] != STAGE_FREE) { jobFail(j, R_OVERLOADED); }
   }

@@ -42,6 +42,19 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   SERVESIM_QUEUE_UNREACHABLE: 503,
 };
 
+/** Control characters (C0, DEL, C1), and the invisible ones that reorder or hide text: bidi controls, line and paragraph separators. */
+// eslint-disable-next-line no-control-regex -- finding them is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text that may quote input (a key, a value, a file's name) as it is safe to show on a terminal:
+ * each control character as a `\u001b` escape, so an input cannot move the cursor, recolour or
+ * hide what a message says. Every servesim error's message and field paths go through it.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export class ServesimError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;
@@ -49,11 +62,11 @@ export class ServesimError extends Error {
   readonly path: string | undefined;
 
   constructor(code: ErrorCode, message: string, path?: string) {
-    super(path === undefined ? message : `${path}: ${message}`);
+    super(printable(path === undefined ? message : `${path}: ${message}`));
     this.name = 'ServesimError';
     this.code = code;
     this.statusCode = ERROR_STATUS[code];
-    this.path = path;
+    this.path = path === undefined ? undefined : printable(path);
   }
 }
 
@@ -61,6 +74,12 @@ export class ServesimError extends Error {
 export interface FieldIssue {
   readonly path: string;
   readonly message: string;
+  /**
+   * Other fields the value checked is worked out from (a case's arrivals: the rate, and the
+   * duration): when an override (--set, a grid point) wrote one of them and not `path`, the
+   * issue names that one, the field that was changed.
+   */
+  readonly from?: readonly string[];
 }
 
 /** Issues an error lists; the rest are counted, so a thousand mistakes get a short answer. */
@@ -73,10 +92,15 @@ export function listIssues(lines: readonly string[]): string {
   return rest > 0 ? `${shown}; ... and ${rest.toLocaleString('en')} more` : shown;
 }
 
+/** The issues an error keeps for the service's body: those its message lists, printable. */
+export function keptIssues(issues: readonly FieldIssue[]): FieldIssue[] {
+  return issues.slice(0, MAX_LISTED_ISSUES).map((i) => ({ path: printable(i.path), message: printable(i.message) }));
+}
+
 /** An error listing field issues (capped as the message is), keeping them for the service's body. */
 function withIssues(code: ErrorCode, what: string, issues: readonly FieldIssue[]): ServesimError {
   const err = new ServesimError(code, `${what}: ${listIssues(issues.map((i) => `${i.path}: ${i.message}`))}`);
-  return Object.assign(err, { issues: issues.slice(0, MAX_LISTED_ISSUES) });
+  return Object.assign(err, { issues: keptIssues(issues) });
 }
 
 export function invalidProblem(issues: readonly FieldIssue[], source?: string): ServesimError {

@@ -5,8 +5,8 @@
  * the same workload on the catalogue profile and the test states its error on each figure.
  *
  * The bounds are not a claim that servesim is accurate: they are today's error plus a margin, so
- * the test fails if a change makes servesim further from the measurements (README.md,
- * "Validation", gives the table and what explains the error). Print the table with
+ * the test fails if a change makes servesim further from the measurements
+ * (docs/blis-validation.md gives the table and what explains the error). Print the table with
  *   BLIS_VALIDATION_TABLE=1 npx vitest run test/blis-validation.test.ts
  */
 import { readFileSync } from 'node:fs';
@@ -88,11 +88,9 @@ function problemOf(run: Run) {
   const catalogue = catalogueProfile(run.profile);
   if (catalogue === undefined) throw new Error(`${run.id}: ${run.profile} is not in the catalogue`);
   const p = catalogue.profile;
-  // the run's scheduler budget as the chunk: the catalogue's numbers, inline, where it is not 2,048
-  const profile = run.server.max_num_batched_tokens === p.chunk
-    ? run.profile
-    : { name: `${run.profile} chunk ${run.server.max_num_batched_tokens}`, base: `${p.base}us`, perSeq: `${p.perSeq}us`,
-        prefillRate: p.prefillRate, chunk: run.server.max_num_batched_tokens, tp: p.tp };
+  // the run's scheduler budget as the chunk (gpu.chunk): the profile stays the catalogue's, roofline floor and all
+  const profile = run.profile;
+  const chunk = run.server.max_num_batched_tokens;
   const w = run.workload;
   const common = {
     id: 'blis-validation',
@@ -109,7 +107,7 @@ function problemOf(run: Run) {
       traffic: { rate: 0.5, duration: '3000s', warmup: '30s' },
       workload: { kind: 'request', prefixes: [{ tokens: w.prefix, weight: 1 }], share: 1, suffix: uniform(w.suffix), output: uniform(w.output) },
       app: { slots: 1, timeout: '60s', overhead: '0ms' },
-      gpu: { replicas: 1, slots: run.server.max_num_seqs, kvTokens: p.kvTokens, profile },
+      gpu: { replicas: 1, slots: run.server.max_num_seqs, kvTokens: p.kvTokens, profile, chunk },
     });
   }
   return problemFromObject({
@@ -126,7 +124,7 @@ function problemOf(run: Run) {
     // the catalogue's KV capacity (934,032 tokens at TP 2, overstated: problems/README.md) would
     // index more 100-token entries than the engines hold a replica; 128 sequences of these runs
     // hold at most 128 x 1,031 tokens, so any capacity above that gives the same result
-    gpu: { replicas: 1, slots: run.server.max_num_seqs, kvTokens: KV_TOKENS_SHARED_PREFIX, profile },
+    gpu: { replicas: 1, slots: run.server.max_num_seqs, kvTokens: KV_TOKENS_SHARED_PREFIX, profile, chunk },
   });
 }
 

@@ -108,6 +108,7 @@ describe('docs/limits.md', () => {
     expect(value('seeds an undecided configuration takes')).toBe(`${count(DEFAULT_MAX_SEEDS)} by default, at most ${count(MAX_SEEDS)}`);
     expect(value('grid points: CLI sweep and hint; HTTP')).toMatch(new RegExp(`; ${count(DEFAULT_LIMITS.maxGridPoints)}$`));
     expect(value('instances')).toBe(`${count(DEFAULT_MAX_INSTANCES)} (\`--max-instances\`); ${count(DEFAULT_LIMITS.syncMaxInstances)}`);
+    expect(value('hint instances asked at once')).toBe(`${count(DEFAULT_LIMITS.syncMaxInstances)} (the waited-for limit)`);
     expect(value('a grid path or string value; a `--cost` expression')).toContain(`${count(MAX_COST_LENGTH)} characters`);
   });
 });

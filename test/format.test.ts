@@ -32,6 +32,8 @@ function row(fields: Partial<CaseSummary> = {}): CaseSummary {
     gpu_utilization: 0.734,
     mean_batch: 12.34,
     batch_occupancy: 12.34 / 16,
+    kv_in_use: 0.4125,
+    kv_in_use_peak: 0.875,
     rejected: 0,
     timed_out: 563,
     died: 0,
@@ -124,11 +126,11 @@ describe('formatCsv', () => {
     expect(at('case')).toBe('server-dies');
   });
 
-  it('puts the verdict and its intervals after pass_probability, and batch_occupancy after mean_batch', () => {
+  it('puts the verdict and its intervals after pass_probability, and batch occupancy and KV in use after mean_batch', () => {
     const after = (col: keyof CaseSummary): readonly (keyof CaseSummary)[] =>
       SUMMARY_COLUMNS.slice(SUMMARY_COLUMNS.indexOf(col) + 1);
     expect(after('pass_probability').slice(0, 7)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'missed', 'passes']);
-    expect(after('mean_batch')[0]).toBe('batch_occupancy');
+    expect(after('mean_batch').slice(0, 3)).toEqual(['batch_occupancy', 'kv_in_use', 'kv_in_use_peak']);
     // the list of undecided goals is one field, quoted for its commas
     const [, line] = formatCsv([NOISY]).split('\n');
     expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",,false,');
@@ -222,6 +224,14 @@ describe('formatTable', () => {
     expect(body[0]).toContain('gpu batch 77.1%');
     const top = header.indexOf('top replica %') + 'top replica %'.length;
     expect(body[0]!.slice(0, top).endsWith('26.0')).toBe(true);
+    // KV in use beside it, with its peak
+    const kv = header.indexOf('kv in use % (peak)') + 'kv in use % (peak)'.length;
+    expect(body[0]!.slice(0, kv).endsWith('41.3 (88)')).toBe(true);
+  });
+
+  it('names the GPU busiest by its KV when its memory is fuller than its batches', () => {
+    const table = formatTable([row({ batch_occupancy: 0.29, kv_in_use: 0.8125 })], GOALS, { problemId: 'p' });
+    expect(table).toContain('gpu kv 81.3%');
   });
 
   it('shows the seeds each case took with seeds until decided', () => {
@@ -238,6 +248,7 @@ describe('formatTable', () => {
   it('leaves out the replica column without GPUs', () => {
     const plain = formatTable([row({ batch_occupancy: Number.NaN, gpu_utilization: Number.NaN, top_replica_share: Number.NaN })], GOALS, { problemId: 'p' });
     expect(plain).not.toContain('top replica %');
+    expect(plain).not.toContain('kv in use');
     expect(plain).not.toContain('gpu batch');
   });
 

@@ -69,11 +69,19 @@ describe('whyFails', () => {
     expect(whyFails(row({ p99_ms: 4100, tools_utilization: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
   });
 
-  it("names the GPU's saturation by how full its batches are, not its utilization", () => {
+  it("names the GPU's saturation by how full its batches and its KV are, not its utilization", () => {
     // under continuous batching the GPU iterates whenever any sequence runs: utilization near 1 says little
-    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.79 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
-    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.913, gpu_wait_p99_ms: 2400 }), goals, 0.9)).toBe(
-      'peak-hour: p99 4.1 s > 3 s; gpu batches 91% full, p99 queue wait 2.4 s',
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.79, kv_in_use: 0.5 }), goals, 0.9)).toBe('peak-hour: p99 4.1 s > 3 s');
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.913, kv_in_use: 0.42, kv_in_use_peak: 0.7, gpu_wait_p99_ms: 2400 }), goals, 0.9)).toBe(
+      'peak-hour: p99 4.1 s > 3 s; gpu batches 91% full, KV 42% in use (peak 70%), p99 queue wait 2.4 s',
+    );
+    // memory binds first: its KV is named first, however empty the batches
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.29, kv_in_use: 0.8, kv_in_use_peak: 0.999, gpu_wait_p99_ms: 5100 }), goals, 0.9)).toBe(
+      'peak-hour: p99 4.1 s > 3 s; gpu KV 80% in use (peak 99%), batches 29% full, p99 queue wait 5.1 s',
+    );
+    // without those columns (a row summarized without the configuration), its utilization
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: Number.NaN, kv_in_use: Number.NaN, gpu_wait_p99_ms: 2400 }), goals, 0.9)).toBe(
+      'peak-hour: p99 4.1 s > 3 s; gpu at 99% utilization, p99 queue wait 2.4 s',
     );
   });
 

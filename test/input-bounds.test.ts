@@ -8,21 +8,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ServesimError } from '../src/errors.js';
 import { parseCost } from '../src/hint/cost.js';
 import { loadProblem, parseProblem, problemFromObject } from '../src/problem/parse.js';
 import { loadSweep, sweepFromObject } from '../src/sweep/spec.js';
-import { problemFile } from './support.js';
-
-function errorOf(action: () => unknown): ServesimError {
-  try {
-    action();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ServesimError);
-    return err as ServesimError;
-  }
-  throw new Error('expected an error');
-}
+import { problemFile, thrown } from './support.js';
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'servesim-bounds-'));
@@ -40,34 +29,34 @@ function billionLaughs(): string {
 
 describe('YAML bounds', () => {
   it('billion laughs: refused at the alias limit, not a ReferenceError', () => {
-    const err = errorOf(() => parseProblem(billionLaughs(), 'laughs.yaml'));
+    const err = thrown(() => parseProblem(billionLaughs(), 'laughs.yaml'));
     expect(err.code).toBe('SERVESIM_INPUT_TOO_LARGE');
     expect(err.message).toBe('laughs.yaml: line 2, column 8: aliases (*name) expand more than 100 times; the limit is 100');
     expect(err).toMatchObject({ issues: [{ path: 'line 2, column 8' }] });
   });
 
   it('deep nesting: refused at the depth limit with its line, not a stack overflow', () => {
-    const err = errorOf(() => parseProblem(`id: x\ngoals: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, 'deep.yaml'));
+    const err = thrown(() => parseProblem(`id: x\ngoals: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, 'deep.yaml'));
     expect(err.code).toBe('SERVESIM_INPUT_TOO_LARGE');
     expect(err.message).toMatch(/^deep\.yaml: line 2, column \d+: nested deeper than 64 levels; the limit is 64$/);
   });
 
   it('32,000 keys: refused at the node limit before the document is built', () => {
     const text = Array.from({ length: 32_000 }, (_, i) => `key${i}: 1\n`).join('');
-    const err = errorOf(() => parseProblem(text, 'keys.yaml'));
+    const err = thrown(() => parseProblem(text, 'keys.yaml'));
     expect(err.code).toBe('SERVESIM_INPUT_TOO_LARGE');
     expect(err.message).toMatch(/^keys\.yaml: line 5001, column 1: more than 10,000 keys and values; the limit is 10,000$/);
   });
 
   it('an object (not text) gets the same bounds: 150,000 failures are refused before validation', () => {
     const failures = Array.from({ length: 150_000 }, () => ({ target: 'gpu', replica: 0 }));
-    const err = errorOf(() => problemFromObject({ id: 'x', failures }, [], 'inline problem'));
+    const err = thrown(() => problemFromObject({ id: 'x', failures }, [], 'inline problem'));
     expect(err.code).toBe('SERVESIM_INPUT_TOO_LARGE');
     expect(err.message).toBe('inline problem: (problem): more than 10,000 keys and values; the limit is 10,000');
   });
 
   it('a --set value gets the same bounds: 20,000 cases are refused naming the --set, not listed', () => {
-    const err = errorOf(() => loadProblem('problems/mmc.yaml', [`cases=[${Array(20_000).fill('x').join(', ')}]`]));
+    const err = thrown(() => loadProblem('problems/mmc.yaml', [`cases=[${Array(20_000).fill('x').join(', ')}]`]));
     expect(err.code).toBe('SERVESIM_OVERRIDE_INVALID');
     expect(err).toMatchObject({ issues: [{ path: 'cases', message: 'more than 10,000 keys and values; the limit is 10,000' }] });
   });
@@ -75,7 +64,7 @@ describe('YAML bounds', () => {
   it('a file over 1 MiB: refused by its size, before it is read', () => {
     const file = join(tempDir(), 'big.yaml');
     writeFileSync(file, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
-    const err = errorOf(() => loadProblem(file));
+    const err = thrown(() => loadProblem(file));
     expect(err.code).toBe('SERVESIM_INPUT_TOO_LARGE');
     expect(err.message).toBe(`problem file ${file} is 2,097,155 bytes; the limit is 1 MiB (1,048,576 bytes)`);
   });
@@ -106,20 +95,20 @@ describe('sweep files', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'bad.yaml'), 'id: x\ngoals: { success: 99%\n');
     writeFileSync(join(dir, 'sweep.yaml'), 'problem: bad.yaml\ngrid: { server.slots: [4] }\n');
-    const err = errorOf(() => loadSweep(join(dir, 'sweep.yaml')));
+    const err = thrown(() => loadSweep(join(dir, 'sweep.yaml')));
     expect(err.code).toBe('SERVESIM_PROBLEM_INVALID');
     expect(err.message).toMatch(/^bad\.yaml: invalid problem: line \d+, column \d+: YAML syntax error: /);
     expect(err.message).not.toContain(dir);
   });
 
   it('seeds over the per-run limit are refused, naming the limit and why', () => {
-    const err = errorOf(() => sweepFromObject({ problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 20_000 }));
+    const err = thrown(() => sweepFromObject({ problem: 'mmc', grid: { 'server.slots': [4] }, seeds: 20_000 }));
     expect(err.code).toBe('SERVESIM_SWEEP_INVALID');
     expect(err.message).toBe("invalid sweep: seeds: at most 10,000 seeds per case and grid point (each case's results are held in memory at once)");
   });
 
   it("a shipped problem is named by its file name, not the server's path to it", () => {
-    const err = errorOf(() => sweepFromObject({ problem: 'mmc', grid: { 'server.slots': [0] } }));
+    const err = thrown(() => sweepFromObject({ problem: 'mmc', grid: { 'server.slots': [0] } }));
     expect(err.message).toContain('grid point 0 (server.slots=0): mmc.yaml: invalid problem: server.slots: ');
     expect(err.message).not.toContain(problemFile('mmc'));
   });
@@ -127,7 +116,7 @@ describe('sweep files', () => {
 
 describe('cost expressions', () => {
   it('deep parentheses: refused at the depth limit, not a stack overflow', () => {
-    const err = errorOf(() => parseCost(`${'('.repeat(400)}1${')'.repeat(400)}`));
+    const err = thrown(() => parseCost(`${'('.repeat(400)}1${')'.repeat(400)}`));
     expect(err.code).toBe('SERVESIM_SWEEP_INVALID');
     expect(err.path).toBe('cost');
     expect(err.message).toBe('cost: parentheses and signs nest deeper than 32 levels at column 33; the limit is 32');
@@ -136,11 +125,11 @@ describe('cost expressions', () => {
   });
 
   it('a chain of signs counts as nesting too', () => {
-    expect(errorOf(() => parseCost(`${'-'.repeat(40)}gpu.slots`)).message).toContain('nest deeper than 32 levels at column 33');
+    expect(thrown(() => parseCost(`${'-'.repeat(40)}gpu.slots`)).message).toContain('nest deeper than 32 levels at column 33');
   });
 
   it('a cost over 1,000 characters is refused, naming the limit', () => {
-    const err = errorOf(() => parseCost(Array(600).fill('1').join('+')));
+    const err = thrown(() => parseCost(Array(600).fill('1').join('+')));
     expect(err.message).toBe('cost: 1,199 characters; the limit is 1,000');
   });
 });

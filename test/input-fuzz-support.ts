@@ -583,7 +583,9 @@ function unnamed(err: ServesimError): string | undefined {
 }
 
 /** Numbers of the typed Problem that may be fractional; every other one is a u32 word. */
-const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence', 'boundedLoad', 'alpha', 'prefillRate', 'factor', 'scale', 'rateScale', 'pricePerHour']);
+const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence', 'boundedLoad', 'alpha', 'prefillRate', 'factor', 'scale', 'rateScale', 'pricePerHour',
+  // a profile's roofline floor (GpuProfile.roofline): what the engines' words were raised to, not words
+  'weightsUs', 'kvUsPerToken', 'prefillNsPerToken']);
 /** Reals the engines keep as thousandths in a u32 word. */
 const MILLI_FIELDS = new Set(['boundedLoad', 'alpha', 'factor']);
 

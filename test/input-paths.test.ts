@@ -12,6 +12,7 @@ import { applyOverrides } from '../src/problem/overrides.js';
 import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
 import { sweepFromObject } from '../src/sweep/spec.js';
+import { thrown } from './support.js';
 
 const MMC = 'problems/mmc.yaml';
 const PROTOTYPE_MEMBERS = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -28,16 +29,6 @@ afterEach(() => {
     if (!PROTOTYPE_MEMBERS.includes(name)) delete (Object.prototype as Record<string, unknown>)[name];
   }
 });
-
-function thrown(f: () => unknown): ServesimError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ServesimError);
-    return e as ServesimError;
-  }
-  throw new Error('expected a ServesimError');
-}
 
 function issuesOf(e: ServesimError): { path: string; message: string }[] {
   return (e as ServesimError & { issues: { path: string; message: string }[] }).issues;

@@ -69,7 +69,13 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     app: { replicas: 2, slots: 100, timeout: '120s', overhead: '5ms' },
     orchestrator: { slots: 100, steps: 5, overhead: '1ms', toolCalls: 'every-step' },
     router: { policy: 'bounded-affinity', slots: 1000, overhead: '1ms', boundedLoad: 1.5, alpha: 0, retries: 2, virtualNodes: 16, affinityBlocks: 2 },
-    gpu: { replicas: 2, slots: 4, kvTokens: 200000, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048 } },
+    // a model described by its size (its roofline profile); the request problem writes a fitted one
+    gpu: {
+      replicas: 2,
+      slots: 4,
+      kvTokens: 200000,
+      profile: { name: 'p', model: { params: 8e9, activeParams: 8e9, bytesPerWeight: 2, activationBytes: 2, kvBytesPerToken: 131072 }, gpu: 'H100', tp: 1, chunk: 2048 },
+    },
     tools: { slots: 50, latency: { dist: 'lognormal', median: '250ms', p99: '1s' } },
     failures: [failure('gpu')],
     scenarios: scenarios('tools', 'gpu'),

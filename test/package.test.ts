@@ -37,7 +37,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('the packed package, installed with --omit=optional', () => {
   it('ships what runs, and installs none of the optional dependencies', () => {
-    for (const file of ['dist/src/cli/main.js', 'kernels', 'problems/mmc.yaml', 'sweeps/mmc.yaml', 'bench/results/crossover.json', 'README.md', 'LICENSE']) {
+    for (const file of ['dist/src/cli/main.js', 'kernels', 'problems/mmc.yaml', 'sweeps/mmc.yaml', 'bench/results/crossover.json', 'README.md', 'docs/README.md', 'docs/cli.md', 'LICENSE']) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     for (const absent of ['test', 'src', 'dist/bench']) expect(existsSync(join(installed, absent)), absent).toBe(false);

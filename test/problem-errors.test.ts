@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ServesimError } from '../src/errors.js';
 import { loadProblem, parseProblem, problemFromObject } from '../src/problem/parse.js';
+import { thrown } from './support.js';
 
 /** A valid request problem; each bad case below changes one thing in it. */
 const BASE = `id: base
@@ -33,16 +33,6 @@ function edit(text: string, from: string | RegExp, to: string): string {
   const out = text.replace(from, to);
   if (out === text) throw new Error(`fixture edit did not apply: ${String(from)}`);
   return out;
-}
-
-function problemError(f: () => unknown): ServesimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ServesimError) return e;
-    throw e;
-  }
-  throw new Error('expected the problem to be refused');
 }
 
 it('the base fixtures are valid', () => {
@@ -123,7 +113,7 @@ describe('malformed problem files', () => {
   });
 
   it.each(BAD_FILES.map(([what, text, path, reason]) => [what, path, reason, text] as const))('%s → %s', (_what, path, reason, text) => {
-    const err = problemError(() => parseProblem(text, 'bad.yaml'));
+    const err = thrown(() => parseProblem(text, 'bad.yaml'));
     expect(err.code).toBe('SERVESIM_PROBLEM_INVALID');
     expect(err.statusCode).toBe(400);
     expect(err.message).toMatch(/^bad\.yaml: invalid problem: /);
@@ -134,7 +124,7 @@ describe('malformed problem files', () => {
   });
 
   it('field errors carry the line they are on', () => {
-    const err = problemError(() => parseProblem(edit(BASE, 'slots: 4,', 'slots: -4,')));
+    const err = thrown(() => parseProblem(edit(BASE, 'slots: 4,', 'slots: -4,')));
     expect(err.message).toContain('gpu.slots: must be a positive integer, got -4 (line 11)');
   });
 });
@@ -147,18 +137,18 @@ describe('keys that are not field names', () => {
     ['two words', '"two words"'],
     ['gpu.slots', '"gpu.slots"'],
   ])('an object key %j is named %s, quoted as a path', (key, path) => {
-    const err = problemError(() => problemFromObject({ ...raw, [key]: 0 }));
+    const err = thrown(() => problemFromObject({ ...raw, [key]: 0 }));
     expect((err as unknown as { issues: unknown[] }).issues).toEqual([{ path, message: expect.stringMatching(/^unknown field; a problem takes /) }]);
   });
 });
 
 describe('files that cannot be read', () => {
   it('a missing file is SERVESIM_FILE_UNREADABLE naming the path', () => {
-    const err = problemError(() => loadProblem('problems/no-such-problem.yaml'));
+    const err = thrown(() => loadProblem('problems/no-such-problem.yaml'));
     expect(err.code).toBe('SERVESIM_FILE_UNREADABLE');
     expect(err.message).toContain('problems/no-such-problem.yaml');
   });
   it('a directory is SERVESIM_FILE_UNREADABLE', () => {
-    expect(problemError(() => loadProblem('problems')).code).toBe('SERVESIM_FILE_UNREADABLE');
+    expect(thrown(() => loadProblem('problems')).code).toBe('SERVESIM_FILE_UNREADABLE');
   });
 });

@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ServesimError } from '../src/errors.js';
 import { loadProblem } from '../src/problem/parse.js';
 import { applyOverrides, parseOverride, settablePaths } from '../src/problem/overrides.js';
+import { thrown } from './support.js';
 
 const HOT = 'problems/hot-prefix.yaml';
 const AGENTS = 'problems/coding-agents.yaml';
-
-function thrown(f: () => unknown): ServesimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ServesimError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServesimError');
-}
 
 describe('--set on fields the file gives', () => {
   it.each([

@@ -15,7 +15,7 @@ import { BUILTIN_PROFILES, catalogueProfile, gpuPrices, listProfiles, profileCat
 import { buildServer } from '../src/service/server.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
 import { runReference } from '../src/engine/reference.js';
-import { decodeAll } from './support.js';
+import { decodeAll, requestProblemOn } from './support.js';
 import { runCli } from './cli-support.js';
 
 interface SourceItem {
@@ -29,20 +29,6 @@ interface SourceItem {
   best_loss: number;
 }
 const blis = parseYaml(readFileSync('problems/profiles/blis.yaml', 'utf8')) as { blockSize: number; chunk: number; models: SourceItem[] };
-
-/** A request problem with no shared prefix (its KV cache indexes no prefix entries), on `profile`. */
-function problemOn(profile: unknown, gpu: Record<string, unknown> = {}) {
-  return problemFromObject({
-    id: 'on-profile',
-    goals: { success: 0.99, p99: '10s' },
-    traffic: { rate: 5, duration: '30s' },
-    workload: { kind: 'request', unique: 1000, output: 50 },
-    lb: {},
-    app: { slots: 100, timeout: '30s' },
-    router: { policy: 'least-loaded' },
-    gpu: { replicas: 2, slots: 8, profile, ...gpu },
-  });
-}
 
 function thrown(f: () => unknown): ServesimError & { issues: { path: string; message: string }[] } {
   try {
@@ -99,19 +85,33 @@ describe('the BLIS catalogue', () => {
     expect(p.source.url).toContain(p.source.commit);
   });
 
-  it('maps every entry onto engine words: base = beta0, perSeq = beta2, prefill = beta1 a token, KV = blocks x 16', () => {
+  // the roofline floor raises some fits (test/profiles-roofline.test.ts); the words are the fit
+  // where it is not raised, and the rounding stated is always the fit's
+  it('maps every entry onto engine words: base = beta0, perSeq = beta2, prefill = beta1 a token, KV = blocks x 16, unless the floor raises them', () => {
+    let kept = 0;
     for (const c of profiles) {
-      const problem = problemOn(c.id);
+      // one-token prompts: perSeq's floor is one token's KV read (under 0.1 us), which lifts only
+      // a beta2 rounded to 0 (decoding for nothing) to 1 us
+      const problem = requestProblemOn(c.id, {}, 1);
       const params = compile(problem, problem.cases[0]!).params;
       const [b0, b1, b2] = c.beta;
-      expect([params[P.ITER_BASE], params[P.ITER_PER_SEQ], params[P.PREFILL_NS_PER_TOKEN]], c.id).toEqual([Math.round(b0), Math.round(b2), Math.round(b1 * 1000)]);
+      const fit = [Math.round(b0), Math.round(b2), Math.round(b1 * 1000)];
+      const words = [params[P.ITER_BASE]!, params[P.ITER_PER_SEQ]!, params[P.PREFILL_NS_PER_TOKEN]!];
+      expect(words[1], c.id).toBe(fit[1] === 0 ? 1 : fit[1]);
+      const { fitted } = c.profile.roofline!;
+      expect([fitted!.base, fitted!.perSeq, Math.round(1e6 / fitted!.prefillRate)], c.id).toEqual(fit);
+      if (words[0] === fit[0] && words[2] === fit[2]) kept++;
+      expect(words[0]!, c.id).toBeGreaterThanOrEqual(fit[0]!);
+      expect(words[2]!, c.id).toBeGreaterThanOrEqual(fit[2]!);
       expect([params[P.CHUNK], params[P.KV_TOKENS]], c.id).toEqual([blis.chunk, c.totalKvBlocks * blis.blockSize]);
-      // the stated rounding is what the words differ from the source by
-      expect(c.rounding.baseUs, c.id).toBeCloseTo(params[P.ITER_BASE]! - b0, 9);
-      expect(c.rounding.perSeqUs, c.id).toBeCloseTo(params[P.ITER_PER_SEQ]! - b2, 9);
-      expect(c.rounding.prefillNsPerToken, c.id).toBeCloseTo(params[P.PREFILL_NS_PER_TOKEN]! - b1 * 1000, 6);
+      // the stated rounding is what the fit's words differ from the source by
+      expect(c.rounding.baseUs, c.id).toBeCloseTo(fit[0]! - b0, 9);
+      expect(c.rounding.perSeqUs, c.id).toBeCloseTo(fit[1]! - b2, 9);
+      expect(c.rounding.prefillNsPerToken, c.id).toBeCloseTo(fit[2]! - b1 * 1000, 6);
       for (const error of [c.rounding.baseUs, c.rounding.perSeqUs, c.rounding.prefillNsPerToken]) expect(Math.abs(error)).toBeLessThanOrEqual(0.5);
     }
+    // 85 entries, of which the floor raises the base or prefill of 34
+    expect(kept).toBe(85 - 34);
   });
 
   it('states the rounding: prefill within 0.3% everywhere, perSeq off by whole microseconds where beta2 is small', () => {
@@ -136,42 +136,45 @@ describe('the BLIS catalogue', () => {
 
 describe('gpu.profile by catalogue id', () => {
   it('selects the entry: its tp, GPU type, KV capacity as the default kvTokens, and its list price', () => {
-    const gpu = problemOn('llama-3.1-8b-instruct/h100/tp2').gpu!;
+    const gpu = requestProblemOn('llama-3.1-8b-instruct/h100/tp2').gpu!;
     expect(gpu.profile).toEqual({
       name: 'llama-3.1-8b-instruct/h100/tp2',
       base: 6910,
-      perSeq: 3,
+      // beta2 rounds to 3 us; the KV of the problem's 1000-token prompts takes 19.6 us to read
+      // (1000 x 128 KiB over 2 x 3.35 TB/s), so the roofline floor raises it to 20
+      perSeq: 20,
       prefillRate: 1000 / 17.67057489844186,
       chunk: 2048,
       tp: 2,
       gpuType: 'H100',
       kvTokens: 132139 * 16,
+      roofline: expect.objectContaining({ fitted: { base: 6910, perSeq: 3, prefillRate: 1000 / 17.67057489844186 } }),
     });
     expect(gpu.kvTokens).toBe(132139 * 16);
     expect(gpu.pricePerHour).toBe(55.04 / 8);
-    expect(problemOn('llama-3.1-8b-instruct/a100-80/tp2').gpu!.pricePerHour).toBe(27.44705 / 8);
+    expect(requestProblemOn('llama-3.1-8b-instruct/a100-80/tp2').gpu!.pricePerHour).toBe(27.44705 / 8);
   });
 
   it('lets the problem set kvTokens and pricePerHour', () => {
-    const gpu = problemOn('llama-3.1-8b-instruct/h100/tp2', { kvTokens: 300_000, pricePerHour: 2.49 }).gpu!;
+    const gpu = requestProblemOn('llama-3.1-8b-instruct/h100/tp2', { kvTokens: 300_000, pricePerHour: 2.49 }).gpu!;
     expect([gpu.kvTokens, gpu.pricePerHour]).toEqual([300_000, 2.49]);
   });
 
   it('keeps the built-in profiles as they were: no GPU type, tp or price unless the problem gives one', () => {
-    const gpu = problemOn('8b-h100').gpu!;
+    const gpu = requestProblemOn('8b-h100').gpu!;
     expect(gpu).toEqual({ replicas: 2, slots: 8, kvTokens: 400_000, profile: BUILTIN_PROFILES['8b-h100'] });
     expect(gpu.pricePerHour).toBeUndefined();
-    expect(problemOn('70b-h100', { pricePerHour: 20 }).gpu!.pricePerHour).toBe(20);
-    expect(problemOn({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 4 }).gpu!.profile.tp).toBe(4);
+    expect(requestProblemOn('70b-h100', { pricePerHour: 20 }).gpu!.pricePerHour).toBe(20);
+    expect(requestProblemOn({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 4 }).gpu!.profile.tp).toBe(4);
   });
 
   it('takes the deployment\'s chunk (gpu.chunk) over the profile\'s, as the engines run it; one past u32 nanoseconds is refused naming gpu.chunk', () => {
-    const p = problemOn('llama-3.1-8b-instruct/h100/tp1', { chunk: 4096 });
+    const p = requestProblemOn('llama-3.1-8b-instruct/h100/tp1', { chunk: 4096 });
     expect(p.gpu!.profile).toMatchObject({ name: 'llama-3.1-8b-instruct/h100/tp1', chunk: 4096 });
     expect(compile(p, p.cases[0]!).params[P.CHUNK]).toBe(4096);
-    expect(problemOn('llama-3.1-8b-instruct/h100/tp1').gpu!.profile.chunk).toBe(2048);
+    expect(requestProblemOn('llama-3.1-8b-instruct/h100/tp1').gpu!.profile.chunk).toBe(2048);
     const slow = { base: '8ms', perSeq: '250us', prefillRate: 0.001, chunk: 1 };
-    expect(thrown(() => problemOn(slow, { chunk: 5000 })).issues.map((i) => i.path)).toEqual(['gpu.chunk']);
+    expect(thrown(() => requestProblemOn(slow, { chunk: 5000 })).issues.map((i) => i.path)).toEqual(['gpu.chunk']);
   });
 
   it('works from a file and through --set, as any profile name does', () => {
@@ -181,9 +184,10 @@ describe('gpu.profile by catalogue id', () => {
   });
 
   it('runs its coefficients: a call alone on its replica decodes at beta0 + beta2 a token, rounded to microseconds', async () => {
-    // BLIS, llama-3.1-8b-instruct on H100 at TP 1: beta0 5752.705 us, beta2 5.999 us a decoding sequence
+    // BLIS, llama-3.1-8b-instruct on H100 at TP 1: beta0 5752.705 us, beta2 5.999 us a decoding
+    // sequence; 100-token unique prompts keep perSeq's roofline floor (their KV read, 3.9 us) under beta2
     const problem = loadProblem('problems/hot-prefix.yaml', [
-      'gpu.profile=llama-3.1-8b-instruct/h100/tp1', 'gpu.slots=1', 'traffic.rate=2', 'traffic.duration=10s', 'traffic.warmup=1s',
+      'gpu.profile=llama-3.1-8b-instruct/h100/tp1', 'gpu.slots=1', 'traffic.rate=2', 'traffic.duration=10s', 'traffic.warmup=1s', 'workload.unique=100',
     ]);
     const config = compile(problem, problem.cases[0]!);
     const results = decodeAll(config, runReference(config, 1, 0, 4));
@@ -204,14 +208,14 @@ describe('gpu.profile by catalogue id', () => {
   });
 
   it('refuses an unknown id naming gpu.profile, with the close ids', () => {
-    let err = thrown(() => problemOn('llama-3.1-8b-instruct/h100/tp3'));
+    let err = thrown(() => requestProblemOn('llama-3.1-8b-instruct/h100/tp3'));
     expect(err.issues.map((i) => i.path)).toEqual(['gpu.profile']);
     expect(err.message).toContain('unknown profile; built-in profiles are 8b-h100, 70b-h100');
     expect(err.message).toContain('close: llama-3.1-8b-instruct/a100-80/tp1, llama-3.1-8b-instruct/h100/tp1, llama-3.1-8b-instruct/a100-80/tp2, llama-3.1-8b-instruct/h100/tp2');
     // the organisation-qualified name, and a model named in part
-    expect(thrown(() => problemOn('meta-llama/llama-3.1-8b-instruct/h100/tp2')).message).toContain('close: llama-3.1-8b-instruct/a100-80/tp1');
-    expect(thrown(() => problemOn('gpt-oss/h100/tp2')).message).toMatch(/close: gpt-oss-120b\/h100\/tp1, .*gpt-oss-20b\/h100\/tp8/);
-    err = thrown(() => problemOn('llama-3.1-8b-instruct/H100/tp2'));
+    expect(thrown(() => requestProblemOn('meta-llama/llama-3.1-8b-instruct/h100/tp2')).message).toContain('close: llama-3.1-8b-instruct/a100-80/tp1');
+    expect(thrown(() => requestProblemOn('gpt-oss/h100/tp2')).message).toMatch(/close: gpt-oss-120b\/h100\/tp1, .*gpt-oss-20b\/h100\/tp8/);
+    err = thrown(() => requestProblemOn('llama-3.1-8b-instruct/H100/tp2'));
     expect(err.message).toContain('llama-3.1-8b-instruct/h100/tp2');
   });
 
@@ -222,10 +226,10 @@ describe('gpu.profile by catalogue id', () => {
       [{ pricePerHour: 1001 }, 'gpu.pricePerHour'],
       [{ pricePerHour: '6.88' }, 'gpu.pricePerHour'],
     ] as const) {
-      expect(thrown(() => problemOn('llama-3.1-8b-instruct/h100/tp2', gpu)).issues.map((i) => i.path)).toEqual([path]);
+      expect(thrown(() => requestProblemOn('llama-3.1-8b-instruct/h100/tp2', gpu)).issues.map((i) => i.path)).toEqual([path]);
     }
     const inline = (tp: unknown) => ({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp });
-    for (const tp of [0, 65, 1.5]) expect(thrown(() => problemOn(inline(tp))).issues.map((i) => i.path)).toEqual(['gpu.profile.tp']);
+    for (const tp of [0, 65, 1.5]) expect(thrown(() => requestProblemOn(inline(tp))).issues.map((i) => i.path)).toEqual(['gpu.profile.tp']);
   });
 
   it('says where a KV capacity the problem did not set came from when it is refused', () => {
@@ -288,9 +292,12 @@ describe('servesim profiles', () => {
   it('prints a table with the rounding, the sources and the prices', async () => {
     const { code, out } = await cli('profiles');
     expect(code).toBe(0);
-    expect(out).toMatch(/^id +gpu +tp +vllm +base us +perSeq us +prefill ns\/tok +chunk +kv tokens +\$\/GPU-h +perSeq rounding$/m);
-    expect(out).toMatch(/^8b-h100 +- +- +- +8000 +250 +62500 +2048 +400000 +- +assumption$/m);
-    expect(out).toMatch(/^qwen2\.5-7b-instruct-quantized\.w8a8\/h100\/tp4 +H100 +4 +v0\.8\.4 +2335 +0 +7124 +2048 +20963232 +6\.88 +-100\.0%$/m);
+    expect(out).toMatch(/^id +gpu +tp +vllm +base us +perSeq us +prefill ns\/tok +chunk +kv tokens +\$\/GPU-h +perSeq rounding +floor us +floor ns\/tok +floored$/m);
+    expect(out).toMatch(/^8b-h100 +- +- +- +8000 +250 +62500 +2048 +400000 +- +assumption +- +- +-$/m);
+    // above its floor (568 us to read 7.61 GB of INT8 weights over 4 x 3.35 TB/s; 1923 ns a prompt token at 4 x 1979 TFLOPS)
+    expect(out).toMatch(/^qwen2\.5-7b-instruct-quantized\.w8a8\/h100\/tp4 +H100 +4 +v0\.8\.4 +2335 +0 +7124 +2048 +20963232 +6\.88 +-100\.0% +568 +1923 +-$/m);
+    // below it: base 42 us against 1195 us to read 16 GB of BF16 weights over 4 x 3.35 TB/s
+    expect(out).toMatch(/^llama-3\.1-8b-instruct\/h100\/tp4 +H100 +4 +v0\.8\.4 +1195 +6 +11861 .* +1195 +4043 +base$/m);
     expect(out).toContain('at 1a6eb353412e981dba604fccd5096da4e8aee6da');
     expect(out).toContain('$/GPU-h H100: NVIDIA H100 SXM 80 GB, p5.48xlarge at $55.04/h over 8 GPUs, read 2026-11-09');
   });

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEngines } from '../src/run/run.js';
 import { buildServer } from '../src/service/server.js';
-import { shippedProblemsDir } from '../src/sweep/spec.js';
+import { shippedProblemsDir } from '../src/problem/source.js';
 
 let app: FastifyInstance;
 

@@ -42,6 +42,8 @@ function seed(
     cachedTokens: 0,
     busyMicros: 0,
     batchArea: 0,
+    kvInUseArea: 0,
+    kvInUsePeak: 0,
     capacityMicros: 0,
     inSystemArea: 0,
     measuredMicros: 0,
@@ -303,6 +305,20 @@ describe('summarize', () => {
     expect(s.longest_queue_at).toBe('gpu');
     expect([s.rejected, s.timed_out, s.died]).toEqual([3, 2, 3]);
     expect(s.requests).toBe(20);
+  });
+
+  it('pools KV in use over replicas x windows, and averages the seeds\' peaks', () => {
+    // two seeds of a GPU with capacity 1000 replica-us each: KV half in use, then a quarter
+    const results = [
+      seed({ arrivals: 10, latencies: repeat(10, 10), kvInUseArea: 500, kvInUsePeak: 0.75, components: { gpu: gpuLoad(600, []) } }),
+      seed({ arrivals: 10, latencies: repeat(10, 10), kvInUseArea: 250, kvInUsePeak: 1, components: { gpu: gpuLoad(600, []) } }),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.kv_in_use).toBe(750 / 2000);
+    expect(s.kv_in_use_peak).toBe(0.875);
+    // a design without GPUs has none
+    const server = summarize('c', GOALS, 0.9, [seed({ arrivals: 10, latencies: repeat(10, 10) })], TIMEOUT);
+    expect([server.kv_in_use, server.kv_in_use_peak]).toEqual([Number.NaN, Number.NaN]);
   });
 
   it('pools TTFT and TPOT, and holds them to their goals when set', () => {

@@ -1,9 +1,10 @@
 /** Shared by the engine tests: run a problem file's case on an engine and decode the results. */
 import { fileURLToPath } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
+import { ServesimError } from '../src/errors.js';
 import { runReference } from '../src/engine/reference.js';
 import { decodeResult } from '../src/engine/result.js';
-import { loadProblem, parseProblem, selectCases } from '../src/problem/parse.js';
+import { loadProblem, parseProblem, problemFromObject, selectCases } from '../src/problem/parse.js';
 import { SimulationPool } from '../src/pool/pool.js';
 import type { Problem } from '../src/model/problem.js';
 import type { InstanceResult } from '../src/model/result.js';
@@ -133,4 +134,29 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The ServesimError a call throws; any other error is rethrown, and no error fails the test. */
+export function thrown(f: () => unknown): ServesimError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ServesimError) return err;
+    throw err;
+  }
+  throw new Error('expected a ServesimError');
+}
+
+/** A request problem of unique `prompt`-token prompts (no shared prefix) on `profile`. */
+export function requestProblemOn(profile: unknown, gpu: Record<string, unknown> = {}, prompt = 1000): Problem {
+  return problemFromObject({
+    id: 'on-profile',
+    goals: { success: 0.99, p99: '10s' },
+    traffic: { rate: 5, duration: '30s' },
+    workload: { kind: 'request', unique: prompt, output: 50 },
+    lb: {},
+    app: { slots: 100, timeout: '30s' },
+    router: { policy: 'least-loaded' },
+    gpu: { replicas: 2, slots: 8, profile, ...gpu },
+  });
 }

@@ -17,7 +17,7 @@ function errorOf(raw: Record<string, unknown>, options = {}): ServesimError {
 }
 
 describe('sweep files', () => {
-  it('expands the grid, last axis fastest, with --set strings and column types', () => {
+  it('expands the grid, last axis fastest, with parsed overrides and column types', () => {
     const sweep = sweepFromObject({
       problem: 'mmc',
       grid: { 'server.slots': { from: 4, to: 6, step: 1 }, 'traffic.rate': [20.5, 30], 'server.timeout': ['1s', '2s'] },
@@ -25,7 +25,11 @@ describe('sweep files', () => {
     });
     expect(sweep.points).toHaveLength(12);
     expect(sweep.points[1]!.values).toEqual([4, 20.5, '2s']);
-    expect(sweep.points[11]!.sets).toEqual(['server.slots=6', 'traffic.rate=30', 'server.timeout="2s"']);
+    expect(sweep.points[11]!.overrides).toEqual([
+      { path: ['server', 'slots'], value: 6, text: 'server.slots=6' },
+      { path: ['traffic', 'rate'], value: 30, text: 'traffic.rate=30' },
+      { path: ['server', 'timeout'], value: '2s', text: 'server.timeout="2s"' },
+    ]);
     expect(sweep.axes.map((a) => a.type)).toEqual(['int', 'float', 'string']);
     expect(sweep).toMatchObject({ id: 'mmc', seeds: 3, caseNames: ['as-given'], engine: 'auto' });
   });
@@ -98,7 +102,7 @@ describe('shipped sweep files', () => {
     const sweep = loadSweep(join('sweeps', file));
     expect(readFileSync(join('sweeps', file), 'utf8')).toMatch(/^# yaml-language-server: \$schema=\.\/sweep\.schema\.json\n/);
     expect(sweep.axes.length).toBeGreaterThan(0);
-    // the README promises each runs in well under a minute on two cores
+    // sweeps/README.md promises each runs in well under a minute on two cores
     expect(sweep.points.length * sweep.caseNames.length * sweep.seeds).toBeLessThanOrEqual(2_000);
   });
 });

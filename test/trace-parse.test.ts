@@ -5,22 +5,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ServesimError } from '../src/errors.js';
 import { affinityKey, describeTraceSummary, traceSpan, traceSummary, type Trace } from '../src/model/trace.js';
 import { loadTrace, parseAzureTimestamp, parseTrace, traceFormatOf } from '../src/problem/trace.js';
+import { thrown } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'servesim-trace-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const jsonl = (rows: readonly object[]): string => rows.map((r) => JSON.stringify(r)).join('\n');
-
-/** The error a call throws, for its code and message. */
-function thrown(f: () => unknown): ServesimError {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ServesimError) return err;
-    throw err;
-  }
-  throw new Error('expected a ServesimError');
-}
 
 /**
  * Full blocks (input / 512, at most the ids given): request 1 has [1], request 2 [1, 2, 3],

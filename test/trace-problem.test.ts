@@ -9,6 +9,7 @@ import type { RequestWorkload } from '../src/model/problem.js';
 import { LIMITS } from '../src/problem/limits.js';
 import { loadProblem, parseProblem, problemFromObject, selectCases } from '../src/problem/parse.js';
 import { describeTraceSummary, traceSummary } from '../src/model/trace.js';
+import { thrown } from './support.js';
 
 const P_CACHE_CAP = layoutConstants()['P_CACHE_CAP']!;
 
@@ -51,17 +52,6 @@ function load(raw: Raw, sets: readonly string[] = [], at = dir): ReturnType<type
 
 function with_(traffic: Raw = {}, rest: Raw = {}): Raw {
   return { ...BASE, traffic: { ...BASE.traffic, ...traffic }, ...rest };
-}
-
-/** The error a call throws. */
-function thrown(f: () => unknown): ServesimError {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ServesimError) return err;
-    throw err;
-  }
-  throw new Error('expected a ServesimError');
 }
 
 /** The issues (path: message) a call fails with. */

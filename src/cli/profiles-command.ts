@@ -1,7 +1,8 @@
 /**
  * `servesim profiles [--format table|json]`: the GPU profiles a problem's `gpu.profile` may
  * name (the built-in assumptions and the published catalogue), what the engines run for each,
- * the rounding to their integer units, and the GPU types' list prices. GET /v1/profiles answers
+ * the rounding to their integer units, the roofline floor under each and whether its fit broke
+ * it, and the GPU types' list prices. GET /v1/profiles answers
  * the same document as the JSON.
  */
 import { listProfiles, type ProfileListing, type ProfilesDocument } from '../problem/profiles.js';
@@ -27,6 +28,9 @@ const COLUMNS: readonly (readonly [string, (p: ProfileListing) => string])[] = [
   ['kv tokens', (p) => String(p.kv_tokens)],
   ['$/GPU-h', (p) => (p.price_per_gpu_hour === null ? '-' : p.price_per_gpu_hour.toFixed(2))],
   ['perSeq rounding', (p) => (p.rounding === null ? 'assumption' : percent(p.rounding.perSeqRelative))],
+  ['floor us', (p) => (p.roofline === null ? '-' : String(Math.ceil(p.roofline.weights_us)))],
+  ['floor ns/tok', (p) => (p.roofline === null ? '-' : String(Math.ceil(p.roofline.prefill_ns_per_token)))],
+  ['floored', (p) => (p.roofline === null || p.roofline.floored.length === 0 ? '-' : p.roofline.floored.join('+'))],
 ];
 
 function percent(x: number): string {
@@ -38,9 +42,10 @@ export function formatProfiles(doc: ProfilesDocument): string {
   const rows = doc.profiles.map((p) => COLUMNS.map(([, cell]) => cell(p)));
   const head = COLUMNS.map(([name]) => name);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  // names left, numbers right
+  // names left, numbers right, the floored flag left
+  const left = (i: number): boolean => i < 4 || i === COLUMNS.length - 1;
   const render = (cells: readonly string[]): string =>
-    cells.map((c, i) => (i < 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    cells.map((c, i) => (left(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   const lines = [render(head), render(widths.map((w) => '-'.repeat(w))), ...rows.map(render)];
   lines.push('');
   const sources = new Set(doc.profiles.filter((p) => !p.assumption).map((p) => p.source));
@@ -49,6 +54,13 @@ export function formatProfiles(doc: ProfilesDocument): string {
   lines.push(
     'The engines take base and perSeq in whole microseconds and prefill in whole nanoseconds a token; ' +
       '"perSeq rounding" is what that does to the per-decode-token time (-f json: every rounding).',
+  );
+  const floored = doc.profiles.filter((p) => (p.roofline?.floored.length ?? 0) > 0);
+  lines.push(
+    'Roofline floor (docs/model.md section 3): "floor us" is the time to read the weights a decode step uses once over tp GPUs ' +
+      '(base\'s floor), "floor ns/tok" a prompt token\'s FLOPs at peak (prefill\'s), from problems/profiles/models.yaml and hardware.yaml; ' +
+      `${floored.length} fits are faster than their floor there, which then applies ("floored"). ` +
+      "A problem also raises perSeq to the KV read of its shortest prompt (-f json: kv_us_per_1k_tokens).",
   );
   if (doc.shadowed.length > 0) {
     lines.push(

@@ -6,6 +6,7 @@
 import type { Problem, Scenario } from '../model/problem.js';
 import { describeTraceSummary, traceSummary, type TraceSummary } from '../model/trace.js';
 import { pointVerdict } from '../model/verdict.js';
+import { floorWarning } from '../problem/profiles.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
@@ -51,6 +52,9 @@ export async function runCommand(
   try {
     for (const [i, { problem, caseNames }] of plans.entries()) {
       if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
+      const profile = problem.gpu?.profile;
+      const floor = profile === undefined ? null : floorWarning(profile);
+      if (floor !== null) io.stderr.write(`servesim: warning: ${floor}\n`);
       const progress = createProgressReporter(io.stderr, { label: problem.id });
       let result: RunResult;
       try {

@@ -50,6 +50,12 @@ export interface SlotMicros {
 }
 
 const TWO_31 = 0x80000000;
+/**
+ * A replica's KV in use is counted in units of ceil(kvTokens / KV_UNITS) tokens (P.KV_UNIT), so
+ * at most KV_UNITS of them: its integral (R.KV_AREA) over 64 replicas and 2^32 us stays below
+ * 2^52, exact in the reference engine's doubles, and a unit is at most 1/16,384 of the cache.
+ */
+const KV_UNITS = 1 << 14;
 const POLICY_CODE = {
   'round-robin': POLICY.ROUND_ROBIN,
   random: POLICY.RANDOM,
@@ -219,6 +225,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.GPU_REPLICAS] = gpu.replicas;
     p[P.GPU_SLOTS] = gpu.slots;
     p[P.KV_TOKENS] = gpu.kvTokens;
+    p[P.KV_UNIT] = Math.ceil(gpu.kvTokens / KV_UNITS);
     p[P.ITER_BASE] = gpu.profile.base;
     p[P.ITER_PER_SEQ] = gpu.profile.perSeq;
     const nsPerToken = Math.round(1e6 / gpu.profile.prefillRate);

@@ -16,7 +16,7 @@ export const enum P {
   T_INPUT, STEPS, TOOL_EVERY_STEP, T_TOOL, TOOL_SLOTS, T_SERVICE, LB_OVERHEAD, APP_REPLICAS,
   APP_SLOTS, APP_OVERHEAD, TIMEOUT, GOAL_LATENCY, GOAL_TTFT, GOAL_TPOT, ORCH_SLOTS, ORCH_OVERHEAD, ROUTER_SLOTS, ROUTER_OVERHEAD, POLICY,
   BOUNDED_LOAD_MILLI, ALPHA_MILLI, RETRIES, RING_LEN, OFF_RING, GPU_REPLICAS, GPU_SLOTS,
-  KV_TOKENS, ITER_BASE, ITER_PER_SEQ, PREFILL_NS_PER_TOKEN, CHUNK, CACHE_CAP, SERVER_REPLICAS,
+  KV_TOKENS, KV_UNIT, ITER_BASE, ITER_PER_SEQ, PREFILL_NS_PER_TOKEN, CHUNK, CACHE_CAP, SERVER_REPLICAS,
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
   JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
   OFF_FAILED, OFF_RESULT, OFF_CALLS, OFF_HIST, OFF_HIST_WAIT, OFF_HIST_TTFT, OFF_HIST_TPOT,
@@ -71,18 +71,21 @@ export const HEADER_WORDS = G.COUNT;
 /**
  * Per GPU replica; its running list and cache entries follow these words. ENTRIES: one past the
  * highest cache entry ever used (every entry from there on is empty), where scans of the
- * entries stop.
+ * entries stop. KV_USED: its KV cache's tokens, reserved and cached; KV_HELD: those in use, what
+ * its running sequences reserve and the entries they pin (with those entries' ancestors), since
+ * KV_SINCE (R.KV_AREA).
  */
 export const enum RP {
   STATUS, DOWN, MODE, START, DUR, EVENT_AT, GEN, BATCH, N_RUN, Q_HEAD, Q_TAIL, Q_LEN, KV_USED,
-  LOAD, LOAD_TOKENS, ENTRIES, COUNT,
+  KV_HELD, KV_SINCE, LOAD, LOAD_TOKENS, ENTRIES, COUNT,
 }
 export const REPLICA_HEADER_WORDS = RP.COUNT;
 /**
- * Per cache entry: key (0 = empty), its own tokens, last use, pins, its PARENT entry (NONE at a
- * root), CHILDREN, and DEPTH, the prompt tokens it and its ancestors cover. Entries form a radix
- * tree (docs/model.md section 3): an entry holds only the tokens past its parent's, and one with
- * children is never evicted, so an entry's whole prefix is cached while it is.
+ * Per cache entry: key (0 = empty), its own tokens, last use, PINS (the running sequences whose
+ * cached prefix runs through it: those that pin it or an entry below it), its PARENT entry (NONE
+ * at a root), CHILDREN, and DEPTH, the prompt tokens it and its ancestors cover. Entries form a
+ * radix tree (docs/model.md section 3): an entry holds only the tokens past its parent's, and
+ * one with children is never evicted, so an entry's whole prefix is cached while it is.
  */
 export const enum E {
   KEY, TOKENS, LAST, PINS, PARENT, CHILDREN, DEPTH, COUNT,
@@ -116,7 +119,9 @@ export const HEAP_WORDS = 4;
  * WAIT_SUM: the GPU replicas' queues (or the plain server's); TOOL_*: the tool servers' queue,
  * in the same order. CALLS_DONE: model calls that finished (TTFT_SUM over them); TPOT_CALLS:
  * those with a second token. GOOD: successes that met every goal. ROUTER_AREA, TOOL_AREA:
- * busy slot-microseconds (the app's and orchestrator's are IN_SYSTEM_AREA). OVERLOADED counts
+ * busy slot-microseconds (the app's and orchestrator's are IN_SYSTEM_AREA). KV_AREA: each GPU
+ * replica's KV in use (RP.KV_HELD) over the measured window, summed, in P.KV_UNIT tokens x
+ * microseconds; KV_PEAK: the most KV_UNITs one replica held in it. OVERLOADED counts
  * arrivals failed for an overload; OVERLOAD is the first capacity reached (an ERR),
  * OVERLOAD_AT where; LONGEST_QUEUE_AT where LONGEST_QUEUE was (TARGETs).
  */
@@ -127,9 +132,9 @@ export const enum R {
   WAIT_SUM_HI, TOOL_QUEUED, TOOL_WAITED, TOOL_WAIT_SUM, TOOL_WAIT_SUM_HI, PROMPT_TOKENS,
   PROMPT_TOKENS_HI, CACHED_TOKENS, CACHED_TOKENS_HI, OUTPUT_TOKENS, OUTPUT_TOKENS_HI,
   CALLS_DONE, TTFT_SUM, TTFT_SUM_HI, TPOT_CALLS, TPOT_SUM, TPOT_SUM_HI, BUSY, BUSY_HI,
-  BATCH_AREA, BATCH_AREA_HI, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI, ROUTER_AREA, ROUTER_AREA_HI,
-  TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS, EVENTS_HI, OVERLOADED,
-  OVERLOAD, OVERLOAD_AT, COUNT,
+  BATCH_AREA, BATCH_AREA_HI, KV_AREA, KV_AREA_HI, KV_PEAK, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI,
+  ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
+  EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, COUNT,
 }
 /** A queue's counters from its first (QUEUED or TOOL_QUEUED): reached, waited, wait sum. */
 export const enum QW {

@@ -69,6 +69,8 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
   };
   const components: Partial<Record<ComponentName, ComponentLoad>> = {};
   for (const c of COMPONENTS_OF_KIND[config.params[P.KIND]!]!) components[c] = loads[c]();
+  // KV in use is counted in P.KV_UNIT tokens: a share of the replica's kvTokens
+  const kvShare = config.params[P.KV_TOKENS]! > 0 ? config.params[P.KV_UNIT]! / config.params[P.KV_TOKENS]! : 0;
   const calls = R.COUNT;
   return {
     arrivals: record[R.ARRIVALS]!,
@@ -93,6 +95,8 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     cachedTokens: wide(R.CACHED_TOKENS),
     busyMicros: busy,
     batchArea: wide(R.BATCH_AREA),
+    kvInUseArea: wide(R.KV_AREA) * kvShare,
+    kvInUsePeak: record[R.KV_PEAK]! * kvShare,
     capacityMicros: config.capacityMicros,
     inSystemArea,
     measuredMicros: config.measuredMicros,

@@ -53,8 +53,8 @@ const sampleTable = rng.sampleTable;
 // The instance that init or advance runs: its state and its configuration's params, copied into
 // arrays of their own while it runs (bind, unbind). Module constants, so V8 compiles each
 // array's address and length into the engine's code, where a `var` array is loaded, with its
-// length, at each use and holds registers: 1.18-1.24x faster so
-// (bench/results/reference-speed-d1d8722.md). The tables are bound, not copied: they hold a
+// length, at each use and holds registers (measured in
+// bench/results/reference-speed-d1d8722.md). The tables are bound, not copied: they hold a
 // trace's rows, which can be millions of words.
 const st = new Uint32Array(LIMITS.stateWords);
 const pr = new Uint32Array(LIMITS.paramsWords);
@@ -791,13 +791,67 @@ function cacheInsert(r: number, key: number, tokens: number, depth: number, pins
   return e;
 }
 
-function cacheUnpin(r: number, j: number): void {
+/**
+ * Replica r's KV in use (RP.KV_HELD) is about to change: the time it held its value since the
+ * last change, inside the measured window, goes into R.KV_AREA and the value into R.KV_PEAK, in
+ * P.KV_UNIT tokens (a change at the same microsecond adds nothing, so neither sees a passing value).
+ */
+function kvNote(r: number): void {
+  const rb = replicaAt(r);
+  const t = measured(st[rb + RP.KV_SINCE]!, now);
+  st[rb + RP.KV_SINCE] = now;
+  if (t === 0) return;
+  const units = Math.floor(st[rb + RP.KV_HELD]! / pr[P.KV_UNIT]!);
+  mulAdd64(R.KV_AREA, t, units);
+  if (units > st[result(R.KV_PEAK)]!) st[result(R.KV_PEAK)] = units;
+}
+
+/**
+ * Replica r's running sequences now hold `taken` tokens more of its KV and `freed` fewer: one
+ * change, noted once, where a call's reservation and its entries change together.
+ */
+function kvChange(r: number, taken: number, freed: number): void {
+  kvNote(r);
+  const rb = replicaAt(r);
+  st[rb + RP.KV_HELD] = st[rb + RP.KV_HELD]! + taken - freed;
+}
+
+/**
+ * A running sequence pins entry e of replica r, and so holds it and every entry above it: each
+ * one's PINS counts it. Returns the tokens of those no sequence held before, now in use.
+ */
+function entryPin(r: number, e: number): number {
+  let taken = 0;
+  for (let a = e; a !== NONE; a = st[entryAt(r, a) + E.PARENT]!) {
+    const ab = entryAt(r, a);
+    const pins = st[ab + E.PINS]! + 1;
+    st[ab + E.PINS] = pins;
+    if (pins === 1) taken += st[ab + E.TOKENS]!;
+  }
+  return taken;
+}
+
+/** The sequence lets go of entry e and the entries above it. Returns the tokens of those no sequence holds now. */
+function entryUnpin(r: number, e: number): number {
+  let freed = 0;
+  for (let a = e; a !== NONE; a = st[entryAt(r, a) + E.PARENT]!) {
+    const ab = entryAt(r, a);
+    const pins = st[ab + E.PINS]! - 1;
+    st[ab + E.PINS] = pins;
+    if (pins === 0) freed += st[ab + E.TOKENS]!;
+  }
+  return freed;
+}
+
+/** Job j lets go of its entry, if any. Returns the tokens no sequence holds now (entryUnpin). */
+function cacheUnpin(r: number, j: number): number {
   const jb = jobAt(j);
-  if (st[jb + J.ENTRY] === NONE) return;
-  const eb = entryAt(r, st[jb + J.ENTRY]!);
-  st[eb + E.PINS] = st[eb + E.PINS]! - 1;
-  st[eb + E.LAST] = now;
+  const e = st[jb + J.ENTRY]!;
+  if (e === NONE) return 0;
+  const freed = entryUnpin(r, e);
+  st[entryAt(r, e) + E.LAST] = now;
   st[jb + J.ENTRY] = NONE;
+  return freed;
 }
 
 /** A session's context including this call's output stays cached on the replica. */
@@ -815,10 +869,20 @@ function cacheStoreSession(r: number, j: number): void {
 
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
+/** A call leaves replica r's batch: its KV reservation and its pin free. */
+function callFree(r: number, j: number): void {
+  const rb = replicaAt(r);
+  const jb = jobAt(j);
+  const reserved = st[jb + J.RESERVED]!;
+  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - reserved;
+  st[jb + J.RESERVED] = 0;
+  const freed = cacheUnpin(r, j);
+  kvChange(r, 0, reserved + freed);
+}
+
 /** Takes a job off a replica's batch, freeing its KV reservation and its pin. */
 function replicaRelease(r: number, j: number): void {
   const rb = replicaAt(r);
-  const jb = jobAt(j);
   const run = runningAt(r, 0);
   const running = st[rb + RP.N_RUN]!;
   let w = 0;
@@ -830,9 +894,7 @@ function replicaRelease(r: number, j: number): void {
     }
   }
   st[rb + RP.N_RUN] = w;
-  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
-  st[jb + J.RESERVED] = 0;
-  cacheUnpin(r, j);
+  callFree(r, j);
   replicaUnload(r, j);
 }
 
@@ -873,11 +935,13 @@ function prefillDone(r: number, j: number): void {
   }
   const tokens = pr[P.KIND] === KIND.TASK ? pr[P.SYSTEM_TOKENS]! : prefixTokens(key - 1);
   if (st[jb + J.CACHED]! >= tokens || cacheFind(r, key) !== NONE) return;
-  // the prefix's KV moves from this sequence's reservation into a shared entry it pins
+  // the prefix's KV moves from this sequence's reservation into a shared entry it pins (a root:
+  // the tokens it holds are the same)
   const e = cacheInsert(r, key, tokens, tokens, 1);
   if (e === NONE) return;
   st[jb + J.RESERVED] = st[jb + J.RESERVED]! - tokens;
-  cacheUnpin(r, j);
+  const freed = cacheUnpin(r, j);
+  kvChange(r, 0, freed);
   st[jb + J.ENTRY] = e;
 }
 
@@ -907,8 +971,10 @@ function traceCacheInsert(r: number, j: number, key: number): void {
   if (above !== NONE) cacheLink(r, child, above);
   const moved = treeWord(key, TN.DEPTH) - (above === NONE ? 0 : st[entryAt(r, above) + E.DEPTH]!);
   st[jb + J.RESERVED] = st[jb + J.RESERVED]! - moved;
-  cacheUnpin(r, j);
-  st[entryAt(r, deepest) + E.PINS] = 1;
+  // pinned before the entry it pinned is let go, so the entries above both stay held
+  const taken = entryPin(r, deepest);
+  const freed = cacheUnpin(r, j);
+  kvChange(r, taken, moved + freed);
   st[jb + J.ENTRY] = deepest;
 }
 
@@ -942,10 +1008,7 @@ function callTimes(j: number): void {
 /** A model call finished on replica r: free it there, then the job moves on. */
 function callDone(r: number, j: number): void {
   const jb = jobAt(j);
-  const rb = replicaAt(r);
-  st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! - st[jb + J.RESERVED]!;
-  st[jb + J.RESERVED] = 0;
-  cacheUnpin(r, j);
+  callFree(r, j);
   replicaUnload(r, j);
   callTimes(j);
   if (pr[P.KIND] === KIND.REQUEST) {
@@ -1021,15 +1084,17 @@ function replicaAdmit(r: number): void {
     }
     const e = cacheBest(r, j);
     const cached = cachedTokens(r, e, j);
-    if (e !== NONE) st[entryAt(r, e) + E.PINS] = st[entryAt(r, e) + E.PINS]! + 1;
+    // pinned while room is made, so that eviction spares it; in use once the call is admitted
+    const taken = e !== NONE ? entryPin(r, e) : 0;
     const need = prompt - cached + st[jb + J.OUTPUT]!;
     if (!cacheMakeRoom(r, need)) {
-      if (e !== NONE) st[entryAt(r, e) + E.PINS] = st[entryAt(r, e) + E.PINS]! - 1;
+      if (e !== NONE) entryUnpin(r, e);
       return;
     }
     queueUnlink(q, j);
     noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
+    kvChange(r, taken + need, 0);
     st[jb + J.STAGE] = STAGE.GPU_RUNNING;
     st[jb + J.ENTRY] = e;
     if (e !== NONE) st[entryAt(r, e) + E.LAST] = now;
@@ -1637,6 +1702,8 @@ function nextEvent(until: number): boolean {
 function stopInstance(): void {
   st[sb + G.STOPPED] = 1;
   overload(st[sb + G.ERROR]!);
+  // the replicas' KV in use counts to the stop (their sequences fail here without leaving them)
+  for (let r = 0; r < pr[P.GPU_REPLICAS]!; r++) kvNote(r);
   for (let j = 0; j < pr[P.JOB_CAP]!; j++) {
     if (st[jobAt(j) + J.STAGE] !== STAGE.FREE) jobFail(j, R.OVERLOADED);
   }

@@ -15,8 +15,8 @@ type WebgpuModule = typeof import('webgpu');
 // Surfaceless needs no X or Wayland display, which a server or CI box does not have.
 process.env['EGL_PLATFORM'] ??= 'surfaceless';
 // Mesa's llvmpipe reads this when it loads: CPU vectors of 4 lanes rather than 8 (AVX2). The
-// kernel, one lane per instance and each at its own next event, runs 1.8-3.8x the instances/s
-// and compiles in less than half the time at 4 lanes (`npm run bench:vector-width`). Set it
+// kernel, one lane per instance and each at its own next event, gains nothing from wide
+// vectors: at 4 lanes it runs faster and compiles sooner (bench/results/vector-width.md). Set it
 // yourself to choose; Mesa's shader cache does not key on it, so a cache filled at another
 // width keeps serving that width's code (same records, its speed).
 process.env['LP_NATIVE_VECTOR_WIDTH'] ??= '128';

@@ -89,9 +89,9 @@ function fixedDigits(v: number, digits: number): string {
  * (272 jobs) in 32 of 32 seeds, success ..."), and a row missing no goal by its intervals (an
  * overload alone) names those whose value misses, the pass probability only when it is then the
  * reason. Then where it shows: a component at 80% load or more ("tools at 97% utilization, p99
- * queue wait 31 s"; the GPU by its batches' occupancy, as under continuous batching it iterates
- * whenever any sequence runs), one replica taking far more than its share of calls, and where
- * most arrivals failed.
+ * queue wait 31 s"; the GPU by its batches' occupancy and its KV in use, as under continuous
+ * batching it iterates whenever any sequence runs), one replica taking far more than its share
+ * of calls, and where most arrivals failed.
  */
 export function whyFails(row: CaseSummary, goals: Goals, confidence: number): string {
   const reasons: string[] = row.overloaded_seeds > 0 ? [row.overload_reason] : [];
@@ -114,17 +114,33 @@ export function whyFails(row: CaseSummary, goals: Goals, confidence: number): st
 }
 
 /**
- * "tools at 97% utilization, p99 queue wait 31 s" ("gpu batches 91% full, ..."), or '' when no
- * component is that busy.
+ * "tools at 97% utilization, p99 queue wait 31 s" ("gpu batches 91% full, KV 64% in use (peak
+ * 100%), ..."), or '' when no component is that busy.
  */
 function saturation(row: CaseSummary): string {
   const busiest = busiestComponent(row);
-  if (busiest === null || busiest.utilization < SATURATED) return '';
+  if (busiest === null || busiest.load < SATURATED) return '';
   const c = busiest.component;
-  const load = Math.floor(busiest.utilization * 100);
-  const text = c === 'gpu' ? `gpu batches ${load}% full` : `${c} at ${load}% utilization`;
+  const text = busiest.measure === 'utilization' ? `${c} at ${percent(busiest.load)}% utilization` : gpuSaturation(row, busiest.measure);
   const queued = (QUEUED_COMPONENTS as readonly string[]).includes(c) ? row[`${c as (typeof QUEUED_COMPONENTS)[number]}_wait_p99_ms`] : Number.NaN;
   return Number.isFinite(queued) ? `${text}, p99 queue wait ${duration(queued)}` : text;
+}
+
+/**
+ * "gpu batches 91% full, KV 64% in use (peak 100%)": the GPU's two saturations, the one that
+ * binds (`measure`) first. Its batches fill before its KV when calls are short, its KV first when
+ * their prompts and outputs are long (a queued call then waits for memory, not for a slot).
+ */
+function gpuSaturation(row: CaseSummary, measure: 'batch' | 'kv'): string {
+  const batches = Number.isFinite(row.batch_occupancy) ? `batches ${percent(row.batch_occupancy)}% full` : '';
+  const kv = Number.isFinite(row.kv_in_use) ? `KV ${percent(row.kv_in_use)}% in use (peak ${percent(row.kv_in_use_peak)}%)` : '';
+  const parts = measure === 'kv' ? [kv, batches] : [batches, kv];
+  return `gpu ${parts.filter((p) => p !== '').join(', ')}`;
+}
+
+/** A share as a whole percent, rounded down (0.999 is 99%, never full), binary noise aside (0.29 is 29%). */
+function percent(share: number): number {
+  return Math.floor(share * 100 + 1e-9);
 }
 
 /** One replica takes this many times its fair share of calls: named as an imbalance. */

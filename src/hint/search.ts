@@ -6,10 +6,12 @@
 import { invalidHintRequest, ServesimError } from '../errors.js';
 import type { CaseSummary } from '../model/summary.js';
 import { goalsInMilliseconds } from '../model/problem.js';
-import { protoGridKey, sweepFromObject, type GridValue, type Sweep } from '../sweep/spec.js';
+import type { Problem } from '../model/problem.js';
+import { mapInSlices } from '../slices.js';
+import { protoGridKey, sweepFromObjectInSlices, type GridValue, type Sweep } from '../sweep/spec.js';
 import { pointProblem, runSweep, sweepTraces } from '../sweep/run.js';
 import { traceSummary, type TraceSummary } from '../model/trace.js';
-import { pointVerdict, VERDICT_LEVEL } from '../model/verdict.js';
+import { pointVerdict, seedRange, VERDICT_LEVEL } from '../model/verdict.js';
 import {
   hintRequestSchema,
   type Hint,
@@ -32,6 +34,12 @@ export interface HintOptions {
   readonly baseDir?: string;
   /** Points a round of the numeric search asks (frontier.ts); 1 is bisection. */
   readonly probes?: number;
+  /**
+   * Instances the search may ask for at once (a server's limit): its first seeds on every grid
+   * point (refused before it starts when more, as the search may try them all), and each round
+   * of seeds until decided, run in batches of at most this many.
+   */
+  readonly maxInstances?: number;
 }
 
 interface PointResult extends Evaluation {
@@ -46,7 +54,9 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     throw invalidHintRequest(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(request)', message: i.message })));
   }
   const req = parsed.data;
-  const sweep = sweepFromObject(
+  const range = seedRange(req.seeds, req.maxSeeds);
+  const { maxInstances } = options;
+  const sweep = await sweepFromObjectInSlices(
     {
       problem: req.problem,
       grid: req.vary,
@@ -59,12 +69,30 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     },
     // the search runs a small part of the grid: the sweep's limit on the whole would refuse
     // grids it can search
-    { ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }), maxInstances: Number.MAX_SAFE_INTEGER },
+    {
+      ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
+      maxInstances: Number.MAX_SAFE_INTEGER,
+      checkSize: (size) => {
+        // an invalid maxSeeds was refused before the size is checked
+        const first = typeof range === 'string' ? size.seeds : range.seeds;
+        const instances = size.points * size.cases * first;
+        if (maxInstances === undefined || instances <= maxInstances) return;
+        throw new ServesimError(
+          'SERVESIM_GRID_TOO_LARGE',
+          `${size.points.toLocaleString('en')} grid points x ${size.cases} cases x ${first} first seeds = ${instances.toLocaleString('en')} instances, should the search try every point; the limit is ${maxInstances.toLocaleString('en')}: vary fewer values`,
+          'vary',
+        );
+      },
+    },
   );
+  // the grid points' problems, made once and in slices, when the cost needs them
+  let problems: Problem[] | undefined;
+  const pointProblems = async (): Promise<Problem[]> => (problems ??= await mapInSlices(sweep.points, (point) => pointProblem(sweep, point)));
   // a grid over profiles or prices may price every point though the base problem has none
   const pricing = sweep.axes.some((a) => a.path === 'gpu.pricePerHour' || a.path.startsWith('gpu.profile'));
-  const costText = req.cost ?? defaultCost(pricing ? sweep.points.map((point) => pointProblem(sweep, point)) : [sweep.problem]);
-  const cost = costFunction(costText, sweep);
+  const costText = req.cost ?? defaultCost(pricing ? await pointProblems() : [sweep.problem]);
+  // a varied profile or replica count changes gpus and dollars_per_hour: worked out from each point's problem
+  const cost = costFunction(costText, sweep, parseCost(costText).paths.some(isCostVariable) ? await pointProblems() : undefined);
   for (const trace of sweepTraces(sweep)) options.onTrace?.(traceSummary(trace));
   const valuesOf = (index: number): Record<string, GridValue> =>
     Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
@@ -77,6 +105,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const run = async (on: Sweep, indexes: readonly number[], report: boolean): Promise<Map<number, PointResult>> => {
     const outcome = await runSweep(on, {
       only: indexes,
+      ...(maxInstances === undefined ? {} : { batchInstances: maxInstances }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       onPoint: (point, rows) => {
         instances += rows.reduce((sum, r) => sum + r.summary.seeds, 0);
@@ -162,13 +191,12 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
 
 /**
  * The cost of each grid point: varied paths take the point's value, other paths the base
- * problem's, and the variables (gpus, dollars_per_hour) the point's whole problem. Every path
- * is checked once, before any simulation.
+ * problem's, and the variables (gpus, dollars_per_hour) the point's whole problem (`problems`,
+ * by index, when the cost has variables). Every path is checked once, before any simulation.
  */
-function costFunction(text: string, sweep: Sweep): (index: number) => number {
+function costFunction(text: string, sweep: Sweep, problems: readonly Problem[] | undefined): (index: number) => number {
   const expression = parseCost(text);
   const axisOf = new Map(sweep.axes.map((axis, a) => [axis.path, a]));
-  const usesVariables = expression.paths.some(isCostVariable);
   const unknown = expression.paths.filter((p) => !isCostVariable(p) && !axisOf.has(p) && numberAt(sweep.problem, p) === undefined);
   if (unknown.length > 0) {
     throw new ServesimError(
@@ -183,8 +211,7 @@ function costFunction(text: string, sweep: Sweep): (index: number) => number {
   }
   const costs = sweep.points.map((point) => {
     const at = (): string => sweep.axes.map((axis, a) => `${axis.path}=${String(point.values[a])}`).join(', ');
-    // a varied profile or replica count changes them: worked out from each point's problem
-    const problem = usesVariables ? pointProblem(sweep, point) : sweep.problem;
+    const problem = problems?.[point.index] ?? sweep.problem;
     let value: number;
     try {
       value = expression.evaluate((p) => {

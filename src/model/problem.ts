@@ -186,6 +186,20 @@ export interface GpuProfile {
   readonly gpuType?: string;
   /** KV cache of one replica, tokens, as the profile's source gives it: gpu.kvTokens's default. */
   readonly kvTokens?: number;
+  /** What the hardware allows, where the profile knows its model and GPU (docs/model.md section 3, "The roofline floor"). */
+  readonly roofline?: Roofline;
+}
+
+/** The least time a step can take on a model and GPU: reading at peak bandwidth, computing at peak FLOPs. */
+export interface Roofline {
+  /** Microseconds to read, once, the weights a decode step uses (the active ones), split over the TP GPUs. */
+  readonly weightsUs: number;
+  /** Microseconds to read one token of a decoding sequence's KV context. */
+  readonly kvUsPerToken: number;
+  /** Nanoseconds a prompt token's 2 x active parameters FLOPs take. */
+  readonly prefillNsPerToken: number;
+  /** The fitted numbers before the floor raised any; absent where the profile is the floor itself. */
+  readonly fitted?: { readonly base: number; readonly perSeq: number; readonly prefillRate: number };
 }
 
 export interface GpuPool {

@@ -87,6 +87,16 @@ export interface InstanceResult {
   readonly busyMicros: number;
   /** Integral of the batch size (running sequences) over busy time. */
   readonly batchArea: number;
+  /**
+   * KV in use, as a share of a GPU replica's KV capacity (its running sequences' reservations and
+   * the cache entries they pin, with those entries' ancestors; not the entries cached for later),
+   * integrated over the measured window and summed over replicas: replica-microseconds, so
+   * / capacityMicros is the time-weighted mean share. Counted in 1/16,384ths of the capacity or
+   * finer (compile.ts KV_UNITS), each value floored. 0 without GPUs.
+   */
+  readonly kvInUseArea: number;
+  /** The largest share of its KV capacity one replica had in use in the measured window, counted alike. */
+  readonly kvInUsePeak: number;
   /** replicas x slots-free capacity basis: replicas (GPU) or servers x measured window. */
   readonly capacityMicros: number;
   /** Integral over the measured window of the number of arrivals in the system. */

@@ -47,6 +47,9 @@ const U32_MAX = 0xffffffff;
  *   goals still within noise. `passes` is verdict PASS.
  * - Rates per second divide by every seed's measured window. Per component: utilisation is
  *   pooled busy time over pooled capacity; waits pool the queue's calls over seeds.
+ * - `kv_in_use` pools too: the seeds' KV in use, integrated over the measured window and summed
+ *   over replicas, over their replicas x windows; `kv_in_use_peak` is the mean of the seeds'
+ *   own peaks (the largest of them would only grow with the seeds).
  * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
  *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
  *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
@@ -85,6 +88,8 @@ export class CaseSeeds {
   private cachedTokens = 0;
   private busy = 0;
   private batchArea = 0;
+  private kvInUseArea = 0;
+  private kvInUsePeaks = 0;
   private good = 0;
   private outputTokens = 0;
   private measuredMicros = 0;
@@ -128,6 +133,8 @@ export class CaseSeeds {
     this.cachedTokens += r.cachedTokens;
     this.busy += r.busyMicros;
     this.batchArea += r.batchArea;
+    this.kvInUseArea += r.kvInUseArea;
+    this.kvInUsePeaks += r.kvInUsePeak;
     this.good += r.good;
     this.outputTokens += r.outputTokens;
     this.measuredMicros += r.measuredMicros;
@@ -273,6 +280,8 @@ export class CaseSeeds {
       kv_hit_rate: ratio(cachedTokens, promptTokens),
       mean_batch: ratio(batchArea, busy),
       batch_occupancy: hasCalls ? ratio(batchArea, busy) / configuration.gpuSlots : Number.NaN,
+      kv_in_use: hasCalls ? ratio(this.kvInUseArea, this.loads.get('gpu')?.capacity ?? 0) : Number.NaN,
+      kv_in_use_peak: hasCalls ? this.kvInUsePeaks / seeds : Number.NaN,
       rejected,
       timed_out: timedOut,
       died,

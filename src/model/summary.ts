@@ -59,6 +59,8 @@ const HEAD = {
   kv_hit_rate: number('cached prompt tokens / prompt tokens of counted model calls'),
   mean_batch: number('mean running sequences of a GPU replica while it iterates (the plain server: 1)'),
   batch_occupancy: number("mean_batch / gpu.slots: how full a replica's batch is while it iterates, the GPU's saturation under continuous batching (gpu_utilization is near 1 whenever any sequence runs)"),
+  kv_in_use: number("time-weighted mean share of a GPU replica's KV capacity (gpu.kvTokens) in use, averaged over replicas: what its running sequences reserve and the cache entries they pin (with those entries' ancestors), not entries cached for later; the GPU's saturation in memory, as batch_occupancy is in slots"),
+  kv_in_use_peak: number("the largest share of its KV capacity one replica had in use in the measured window, per seed, averaged over seeds: how near its memory came to full (a queued call waits while its uncached prompt and output do not fit what is left)"),
   rejected: count('arrivals refused at once, at any component'),
   timed_out: count('arrivals not done by their deadline'),
   died: count('arrivals whose replica died under them with no retry left'),
@@ -131,15 +133,27 @@ export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('count');
 export const TEXT_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('text');
 
 /**
- * The most loaded component of a row, and its load: utilisation, but for the GPU its batch
- * occupancy, since under continuous batching a replica iterates (is "utilised") whenever any
- * sequence runs; null if none has a load.
+ * How a component's load is measured: the GPU's by its batches' occupancy or its KV in use,
+ * whichever is fuller, since under continuous batching a replica iterates (is "utilised") whenever
+ * any sequence runs; the others' (and a GPU's without those columns) by utilisation.
  */
-export function busiestComponent(row: CaseSummary): { readonly component: ComponentName; readonly utilization: number } | null {
-  let best: { component: ComponentName; utilization: number } | null = null;
+export type LoadMeasure = 'batch' | 'kv' | 'utilization';
+
+/** The most loaded component of a row, its load and how it was measured; null if none has a load. */
+export function busiestComponent(row: CaseSummary): { readonly component: ComponentName; readonly load: number; readonly measure: LoadMeasure } | null {
+  let best: { component: ComponentName; load: number; measure: LoadMeasure } | null = null;
   for (const c of COMPONENT_NAMES) {
-    const u = c === 'gpu' && Number.isFinite(row.batch_occupancy) ? row.batch_occupancy : row[`${c}_utilization`];
-    if (Number.isFinite(u) && (best === null || u > best.utilization)) best = { component: c, utilization: u };
+    const { load, measure } = c === 'gpu' ? gpuLoad(row) : { load: row[`${c}_utilization`], measure: 'utilization' as const };
+    if (Number.isFinite(load) && (best === null || load > best.load)) best = { component: c, load, measure };
   }
   return best;
+}
+
+/** The GPU's load: the fuller of its batches and its KV (the batches on a tie), else its utilisation. */
+function gpuLoad(row: CaseSummary): { readonly load: number; readonly measure: LoadMeasure } {
+  const batch = row.batch_occupancy;
+  const kv = row.kv_in_use;
+  if (Number.isFinite(kv) && !(batch >= kv)) return { load: kv, measure: 'kv' };
+  if (Number.isFinite(batch)) return { load: batch, measure: 'batch' };
+  return { load: row.gpu_utilization, measure: 'utilization' };
 }

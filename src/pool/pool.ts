@@ -103,7 +103,10 @@ export class SimulationPool {
                 return finish(err instanceof Error ? err : new Error(String(err)));
               }
               if (done === total) return finish();
-              pump();
+              // the next slices go out on a later turn of the event loop: posted from here, small
+              // ones finish while this answer is read, piscina reads theirs in the same turn, and
+              // so on, one long turn in which a server answers nobody else
+              setImmediate(pump);
             },
             (err: unknown) => {
               running--;

@@ -8,7 +8,7 @@ import { tableTop } from '../model/distribution.js';
 import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
 import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
-import { DEFAULT_KV_TOKENS, listPrice } from './profiles.js';
+import { DEFAULT_KV_TOKENS, listPrice, withContextFloor } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
 import { isPlainObject } from './schema-walk.js';
 import { COMPONENTS, WORKLOAD_KINDS, type ComponentName, type ProblemFile } from './schema.js';
@@ -165,9 +165,9 @@ function longestIteration(profile: GpuProfile, slots: number): number {
 }
 
 /** The longest time a slowdown of each component can stretch. */
-function longestTimes(file: ProblemFile): Map<Target, number> {
+function longestTimes(file: ProblemFile, gpu: FileGpu | undefined): Map<Target, number> {
   const out = new Map<Target, number>();
-  if (file.gpu !== undefined) out.set('gpu', longestIteration(file.gpu.profile, file.gpu.slots));
+  if (gpu !== undefined) out.set('gpu', longestIteration(gpu.profile, gpu.slots));
   if (file.tools !== undefined) out.set('tools', Math.round(tableTop(file.tools.latency)));
   if (file.server !== undefined) out.set('server', Math.round(tableTop(file.server.service)));
   return out;
@@ -181,6 +181,54 @@ function smallestRequest(trace: Trace): { tokens: number; index: number } {
     if (tokens < best.tokens) best = { tokens, index: i };
   }
   return best;
+}
+
+/** Tokens some fields of the workload add up to, each named for messages. */
+type Part = readonly [field: string, tokens: number];
+
+function sum(parts: readonly Part[]): number {
+  return parts.reduce((s, [, n]) => s + n, 0);
+}
+
+function smallestPrefixOf(w: ProblemFile['workload']): Part | undefined {
+  return w.kind === 'request' && w.prefixes.length > 0 ? ['the smallest of workload.prefixes', Math.min(...w.prefixes.map((p) => p.tokens))] : undefined;
+}
+
+/**
+ * The fields that make up the smallest prompt a model call can carry: a shared prefix and
+ * suffix, or a unique prompt, whichever is smaller; an agent's system prompt and one step's
+ * input. Undefined when the workload names no prompt it can draw (a request sharing prefixes it
+ * does not list, which workloadIssues refuses).
+ */
+function smallestPrompt(w: ProblemFile['workload'] & { kind: 'request' | 'task' }): readonly Part[] | undefined {
+  if (w.kind === 'task') return [['workload.system', w.system], ['workload.input', floorOf(w.input)]];
+  const prefix = smallestPrefixOf(w);
+  const shared: Part[] | undefined = w.share > 0 && prefix !== undefined ? [prefix, ['workload.suffix', floorOf(w.suffix)]] : undefined;
+  const unique: Part[] | undefined = w.share < 1 ? [['workload.unique', floorOf(w.unique)]] : undefined;
+  return shared === undefined || (unique !== undefined && sum(unique) < sum(shared)) ? unique : shared;
+}
+
+/** The fewest prompt tokens a decoding sequence holds: every decode step reads at least their KV. */
+function leastPromptTokens(file: ProblemFile, trace: Trace | null): number {
+  if (trace !== null) return trace.input.reduce((least, n) => Math.min(least, n), Infinity);
+  const w = file.workload;
+  return w.kind === 'job' ? 0 : sum(smallestPrompt(w) ?? []);
+}
+
+/**
+ * The problem's GPU with its profile's perSeq raised to the KV read of the shortest prompt, where
+ * the profile has a roofline floor (docs/model.md section 3), and the issue when that read takes
+ * longer than a step may.
+ */
+function flooredGpu(file: ProblemFile, trace: Trace | null): { gpu?: FileGpu; issue?: FieldIssue } {
+  if (file.gpu === undefined) return {};
+  const prompt = leastPromptTokens(file, trace);
+  const gpu = { ...file.gpu, profile: withContextFloor(file.gpu.profile, prompt) };
+  if (gpu.profile.perSeq <= LIMITS.stepMicros) return { gpu };
+  const message =
+    `${gpu.profile.name}: reading the KV of the shortest prompt, ${prompt} tokens, takes ${formatDuration(gpu.profile.perSeq)} ` +
+    `a decode step, over the ${formatDuration(LIMITS.stepMicros)} the engines hold`;
+  return { gpu, issue: { path: 'gpu.profile', message } };
 }
 
 /** Checks of the workload (or the trace that replaces it) against the pool that must serve it. */
@@ -200,11 +248,7 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
   const kv = kvTokensOf(file.gpu);
   const { slots } = file.gpu;
   // a call whose smallest possible context exceeds the cache could never be admitted
-  type Part = readonly [field: string, tokens: number];
-  const sum = (parts: readonly Part[]): number => parts.reduce((s, [, n]) => s + n, 0);
-  const smallestPrefix: Part | undefined = w.kind === 'request' && w.prefixes.length > 0
-    ? ['the smallest of workload.prefixes', Math.min(...w.prefixes.map((p) => p.tokens))]
-    : undefined;
+  const smallestPrefix = smallestPrefixOf(w);
   let parts: readonly Part[] = [];
   let what = '';
   if (trace !== null) {
@@ -216,15 +260,10 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
         message: `${kvText(file.gpu)} cannot hold the smallest request of ${trace.file} (request ${smallest.index + 1}, prompt + output), ${smallest.tokens} tokens`,
       });
     }
-  } else if (w.kind === 'request') {
-    const shared: Part[] | undefined = w.share > 0 && smallestPrefix !== undefined ? [smallestPrefix, ['workload.suffix', floorOf(w.suffix)]] : undefined;
-    const unique: Part[] | undefined = w.share < 1 ? [['workload.unique', floorOf(w.unique)]] : undefined;
-    const prompt = shared === undefined || (unique !== undefined && sum(unique) < sum(shared)) ? unique : shared;
+  } else if (w.kind !== 'job') {
+    const prompt = smallestPrompt(w);
     parts = prompt === undefined ? [] : [...prompt, ['workload.output', floorOf(w.output)]];
-    what = 'the smallest request (prompt + output)';
-  } else if (w.kind === 'task') {
-    parts = [['workload.system', w.system], ['workload.input', floorOf(w.input)], ['workload.output', floorOf(w.output)]];
-    what = "an agent's first step (system + input + output)";
+    what = w.kind === 'request' ? 'the smallest request (prompt + output)' : "an agent's first step (system + input + output)";
   }
   const least = sum(parts);
   if (least > kv) {
@@ -252,7 +291,8 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
  * cases (otherwise its own scenarios join the built-in four).
  */
 export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trace | null = null): { problem?: Problem; issues: FieldIssue[] } {
-  const issues: FieldIssue[] = [...workloadIssues(file, trace)];
+  const floored = flooredGpu(file, trace);
+  const issues: FieldIssue[] = [...workloadIssues(file, trace), ...(floored.issue === undefined ? [] : [floored.issue])];
   const kind = file.workload.kind;
   const rateScale = trace === null ? 1 : (file.traffic.rateScale ?? 1);
   const span = trace === null ? 0 : traceSpan(trace);
@@ -295,7 +335,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
     killTarget: killTargetOf(replicas),
     kind,
     callsPerArrival: kind === 'task' ? (file.orchestrator?.steps ?? 1) : 1,
-    longest: longestTimes(file),
+    longest: longestTimes(file, floored.gpu),
   };
   const built = buildCases(file, ctx, casesGiven);
   issues.push(...built.issues);
@@ -318,7 +358,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
     app: file.app ?? null,
     orchestrator: file.orchestrator ?? null,
     router: file.router ?? null,
-    gpu: file.gpu === undefined ? null : gpuPool(file.gpu),
+    gpu: floored.gpu === undefined ? null : gpuPool(floored.gpu),
     tools: file.tools ?? null,
     server: file.server ?? null,
     cases: built.cases,

@@ -32,6 +32,12 @@ export interface Override {
   readonly text: string;
 }
 
+/**
+ * An override as `--set` text, or parsed already: a sweep's grid points share their axes'
+ * parsed paths and typed values rather than each parsing its text again.
+ */
+export type OverrideInput = string | Override;
+
 class OverrideError extends Error {
   constructor(
     readonly path: string,
@@ -135,7 +141,8 @@ function applyOne(root: Record<string, unknown>, o: Override): void {
 
     const box = container as Record<PathSegment, unknown>;
     if (last) {
-      box[seg] = o.value;
+      // an override is applied to many problems (a grid's): a later override must not change its value
+      box[seg] = typeof o.value === 'object' && o.value !== null ? structuredClone(o.value) : o.value;
       return;
     }
     let next = rawChild(container, seg);
@@ -167,16 +174,16 @@ function applyOne(root: Record<string, unknown>, o: Override): void {
 }
 
 /**
- * The raw problem with every `--set` applied in order (the input is not changed). Throws
+ * The raw problem with every override applied in order (the input is not changed). Throws
  * SERVESIM_OVERRIDE_INVALID listing every bad override.
  */
-export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
-  if (sets.length === 0) return raw;
+export function applyOverrides(raw: unknown, overrides: readonly OverrideInput[]): unknown {
+  if (overrides.length === 0) return raw;
   const root: Record<string, unknown> = isPlainObject(raw) ? structuredClone(raw) : {};
   const issues: FieldIssue[] = [];
-  for (const text of sets) {
+  for (const o of overrides) {
     try {
-      applyOne(root, parseOverride(text));
+      applyOne(root, typeof o === 'string' ? parseOverride(o) : o);
     } catch (e) {
       if (!(e instanceof OverrideError)) throw e;
       issues.push({ path: e.path, message: e.message });
@@ -217,15 +224,21 @@ export function settablePaths(): string[] {
   return out.filter((p, i, all) => all.indexOf(p) === i);
 }
 
-/** The `--set` whose path covers a field path (itself or an ancestor), for messages. */
-export function overrideFor(fieldPath: string, sets: readonly string[]): string | undefined {
+/** The path an override sets; undefined for text without one. */
+function pathOf(o: OverrideInput): readonly PathSegment[] | undefined {
+  if (typeof o !== 'string') return o.path;
+  const eq = o.indexOf('=');
+  return eq < 0 ? undefined : parsePath(o.slice(0, eq).trim());
+}
+
+/** The `--set` text of the override whose path covers a field path (itself or an ancestor), for messages. */
+export function overrideFor(fieldPath: string, overrides: readonly OverrideInput[]): string | undefined {
   let found: string | undefined;
-  for (const text of sets) {
-    const eq = text.indexOf('=');
-    const path = eq < 0 ? undefined : parsePath(text.slice(0, eq).trim());
+  for (const o of overrides) {
+    const path = pathOf(o);
     if (path === undefined) continue;
     const p = formatPath(path);
-    if (fieldPath === p || fieldPath.startsWith(`${p}.`) || fieldPath.startsWith(`${p}[`)) found = text;
+    if (fieldPath === p || fieldPath.startsWith(`${p}.`) || fieldPath.startsWith(`${p}[`)) found = typeof o === 'string' ? o : o.text;
   }
   return found;
 }

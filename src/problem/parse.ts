@@ -4,19 +4,19 @@
  * cross-field checks, conversion. Every problem found is reported at once, each naming its
  * field and, for text input, its line.
  */
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { Composer, CST, isAlias, isScalar, Lexer, LineCounter, Parser, visit, type Document } from 'yaml';
 import { invalidProblem, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
 import type { Trace } from '../model/trace.js';
-import { packageRoot } from '../package-root.js';
 import { depthText, INPUT_LIMITS, nodesText, shapeExcess } from './bounds.js';
 import { buildProblem, componentIssues } from './build.js';
 import { readInputBytes } from './input-file.js';
 import { fieldIssues } from './issues.js';
-import { applyOverrides, overrideFor } from './overrides.js';
+import { applyOverrides, overrideFor, type OverrideInput } from './overrides.js';
 import { isPlainObject, parsePath } from './schema-walk.js';
 import { problemFileSchema } from './schema.js';
+import { fileInProblems } from './source.js';
 import { loadTrace, TRACE_FIELD } from './trace.js';
 
 export { readInputBytes } from './input-file.js';
@@ -164,11 +164,11 @@ function linesOf(doc: Document, counter: LineCounter): LineOf {
   };
 }
 
-/** Says where each issue comes from: the --set that wrote the field, or the line. */
-function locate(issues: readonly FieldIssue[], sets: readonly string[], lineOf: LineOf | undefined): FieldIssue[] {
+/** Says where each issue comes from: the --set that wrote the field (or one it is worked out from), or the line. */
+function locate(issues: readonly FieldIssue[], sets: readonly OverrideInput[], lineOf: LineOf | undefined): FieldIssue[] {
   return issues.map((issue) => {
-    const set = overrideFor(issue.path, sets);
-    if (set !== undefined) return { path: issue.path, message: `${issue.message} (from --set ${set})` };
+    const changed = [issue.path, ...(issue.from ?? [])].find((path) => overrideFor(path, sets) !== undefined);
+    if (changed !== undefined) return { path: changed, message: `${issue.message} (from --set ${overrideFor(changed, sets)})` };
     const line = lineOf?.(issue.path);
     return line === undefined ? issue : { path: issue.path, message: `${issue.message} (line ${line})` };
   });
@@ -181,12 +181,6 @@ function locate(issues: readonly FieldIssue[], sets: readonly string[], lineOf: 
 export interface TraceDirs {
   readonly file: string;
   readonly set: string;
-}
-
-/** servesim's problems/ folder, where a problem sent as an object finds its trace. */
-function problemsDir(): string | undefined {
-  const root = packageRoot();
-  return root === null ? undefined : join(root.dir, 'problems');
 }
 
 const INSIDE_PROBLEMS = "must be a relative path inside servesim's problems/ folder, e.g. traces/mooncake-conversation.jsonl: a problem sent as an object (an HTTP request, a queue message, a sweep) names only the traces shipped there";
@@ -202,19 +196,16 @@ function tracePath(written: string, fromSet: boolean, dirs: TraceDirs | undefine
   if (dirs !== undefined) return { path: resolve(fromSet ? dirs.set : dirs.file, written) };
   const parts = written.split(/[\\/]/);
   if (isAbsolute(written) || /^[A-Za-z]:/.test(written) || written.startsWith('\\') || parts.includes('..')) return issue(`${INSIDE_PROBLEMS}; got ${JSON.stringify(written)}`);
-  const dir = problemsDir();
-  if (dir === undefined) return issue("servesim's package.json is not found: the shipped traces live next to it, in problems/");
-  const path = resolve(dir, written);
-  const rel = relative(dir, path);
-  if (rel === '' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return issue(`${INSIDE_PROBLEMS}; got ${JSON.stringify(written)}`);
-  return { path };
+  // at its real path: a symlink inside problems/ does not lead out of it
+  const path = fileInProblems(written);
+  return path === undefined ? issue(`${INSIDE_PROBLEMS}; got ${JSON.stringify(written)}`) : { path };
 }
 
 /**
  * The trace the problem names, or the issue that stops it (a path refused, a file that cannot
  * be read or parsed); one too large is SERVESIM_INPUT_TOO_LARGE, as a problem file would be.
  */
-function traceOf(written: string, sets: readonly string[], dirs: TraceDirs | undefined, source: string | undefined): { trace: Trace } | { issue: FieldIssue } {
+function traceOf(written: string, sets: readonly OverrideInput[], dirs: TraceDirs | undefined, source: string | undefined): { trace: Trace } | { issue: FieldIssue } {
   const where = tracePath(written, overrideFor(TRACE_FIELD, sets) !== undefined, dirs);
   if ('issue' in where) return where;
   try {
@@ -230,7 +221,7 @@ function traceOf(written: string, sets: readonly string[], dirs: TraceDirs | und
   }
 }
 
-function validate(raw: unknown, sets: readonly string[], source: string | undefined, lineOf: LineOf | undefined, dirs: TraceDirs | undefined): Problem {
+function validate(raw: unknown, sets: readonly OverrideInput[], source: string | undefined, lineOf: LineOf | undefined, dirs: TraceDirs | undefined): Problem {
   const input = applyOverrides(raw, sets);
   if (!isPlainObject(input)) {
     throw invalidProblem([{ path: '(problem)', message: 'must be a mapping of fields (id, goals, traffic, workload, ...)' }], source);
@@ -266,12 +257,12 @@ export function parseProblem(text: string, source?: string, overrides: readonly 
 }
 
 /**
- * A problem from an already-parsed object (a JSON request body, a queue message), with `--set`
- * style overrides. Its traffic.trace, from the object or an override, must be a relative path
+ * A problem from an already-parsed object (a JSON request body, a queue message), with
+ * overrides (`--set` text, or a grid point's parsed ones). Its traffic.trace, from the object or an override, must be a relative path
  * inside servesim's problems/ folder, and resolves there; a caller that read the object from a
  * file of its own passes `traceDirs` to resolve it as loadProblem does.
  */
-export function problemFromObject(raw: unknown, overrides: readonly string[] = [], source?: string, traceDirs?: TraceDirs): Problem {
+export function problemFromObject(raw: unknown, overrides: readonly OverrideInput[] = [], source?: string, traceDirs?: TraceDirs): Problem {
   // an object from a caller (a request body, a queue message) is held to the bounds of YAML text
   const excess = shapeExcess(raw);
   if (excess !== undefined) throw tooLarge(source, { path: '(problem)', message: excess });

@@ -3,16 +3,20 @@
  * base and perSeq in microseconds. Two built-in profiles are hand-set assumptions
  * (problems/README.md says where each number comes from); the catalogue is published ones, read
  * from problems/profiles/ (one file per source), each selected by an id `model/gpu/tpN`; the
- * GPU types' on-demand prices come from problems/profiles/prices.yaml.
+ * GPU types' on-demand prices come from problems/profiles/prices.yaml. Under every catalogue
+ * profile lies a roofline floor (docs/model.md section 3, "The roofline floor"): the sizes of its
+ * model (problems/profiles/models.yaml) and the peaks of its GPU (hardware.yaml) say how fast a
+ * step can possibly be, and a fit faster than that is raised to it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { GpuProfile } from '../model/problem.js';
+import type { GpuProfile, Roofline } from '../model/problem.js';
 import { packageRoot } from '../package-root.js';
 import { closest } from './issues.js';
 import { LIMITS } from './limits.js';
+import { formatDuration } from './units.js';
 
 export const BUILTIN_PROFILES: Readonly<Record<string, GpuProfile>> = {
   // docs/model.md's default: an 8B model on one H100.
@@ -35,6 +39,265 @@ export const DEFAULT_KV_TOKENS = 400_000;
 
 export function builtinProfile(name: string): GpuProfile | undefined {
   return Object.hasOwn(BUILTIN_PROFILES, name) ? BUILTIN_PROFILES[name] : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model sizes and GPU peaks: the roofline floor (docs/model.md section 3)
+
+/** Which figures a source gives, the publisher's page, and the copy they were read from (and when). */
+const figureSource = z
+  .strictObject({
+    gives: z.array(z.string().min(1)).min(1),
+    url: z.url(),
+    via: z.string().min(1).optional(),
+    read: z.iso.date().optional(),
+  })
+  .refine((s) => (s.via === undefined) === (s.read === undefined), { error: 'via and read go together: the copy read, and when' });
+
+/** An entry whose every figure a source gives, and whose every source gives a figure it states. */
+function sourced<T extends z.core.$ZodLooseShape>(shape: T, figures: readonly (keyof T & string)[]) {
+  return z.strictObject({ ...shape, sources: z.array(figureSource).min(1) }).superRefine((raw, ctx) => {
+    const entry = raw as Record<string, unknown> & { sources: readonly z.output<typeof figureSource>[] };
+    const given = new Set(entry.sources.flatMap((s) => s.gives));
+    const stated: string[] = figures.filter((f) => entry[f] !== undefined);
+    for (const f of stated) {
+      if (!given.has(f)) ctx.addIssue({ code: 'custom', path: [f], message: 'no source gives it' });
+    }
+    for (const g of given) {
+      if (!stated.includes(g)) ctx.addIssue({ code: 'custom', path: ['sources'], message: `a source gives ${g}, which the entry does not state` });
+    }
+  });
+}
+
+const GPU_FIGURES = ['memoryBytes', 'bandwidth', 'peakFlops', 'peakFlops8'] as const;
+const hardwareFileSchema = z.strictObject({
+  gpus: z.record(
+    z.string().regex(/^[A-Za-z0-9-]+$/),
+    sourced(
+      {
+        gpu: z.string().min(1),
+        memoryBytes: z.number().positive(),
+        bandwidth: z.number().positive(),
+        peakFlops: z.number().positive(),
+        peakFlops8: z.number().positive(),
+      },
+      GPU_FIGURES,
+    ),
+  ),
+});
+
+const MODEL_FIGURES = ['of', 'params', 'activeParams', 'bytesPerWeight', 'activationBytes', 'layers', 'kvHeads', 'headDim'] as const;
+const modelsFileSchema = z.strictObject({
+  kvBytes: z.number().positive(),
+  kvBytesSource: figureSource,
+  models: z.record(
+    z.string().regex(/^[a-z0-9._-]+\/[a-z0-9._-]+$/),
+    sourced(
+      {
+        of: z.string().optional(),
+        params: z.number().positive().optional(),
+        activeParams: z.number().positive().optional(),
+        bytesPerWeight: z.number().positive().optional(),
+        activationBytes: z.union([z.literal(1), z.literal(2)]).optional(),
+        layers: z.number().int().positive().optional(),
+        kvHeads: z.number().int().positive().optional(),
+        headDim: z.number().int().positive().optional(),
+      },
+      MODEL_FIGURES,
+    ),
+  ),
+});
+
+/** A GPU type's peaks, as problems/profiles/hardware.yaml gives them. */
+export interface GpuSpec {
+  /** The catalogue's name of the type (`H100`). */
+  readonly type: string;
+  readonly gpu: string;
+  readonly memoryBytes: number;
+  /** Bytes a second. */
+  readonly bandwidth: number;
+  /** Dense BF16/FP16 FLOPs a second. */
+  readonly peakFlops: number;
+  /** Dense FP8/INT8 FLOPs a second. */
+  readonly peakFlops8: number;
+}
+
+/** What the floor needs of a model: a catalogue one's figures (models.yaml), or an inline one's. */
+export interface ModelSize {
+  readonly params: number;
+  /** Parameters one token computes with and a lone decode reads (a mixture of experts' routed share); params for a dense model. */
+  readonly activeParams: number;
+  readonly bytesPerWeight: number;
+  /** Bytes of the operands the matrix units multiply: 2 (BF16/FP16) or 1 (FP8/INT8), which sets the peak FLOPs. */
+  readonly activationBytes: 1 | 2;
+  readonly kvBytesPerToken: number;
+}
+
+let hardware: ReadonlyMap<string, GpuSpec> | undefined;
+
+/** The GPU types' peaks, read once. */
+export function gpuSpecs(): ReadonlyMap<string, GpuSpec> {
+  if (hardware === undefined) {
+    const parsed = hardwareFileSchema.safeParse(parseYaml(readFileSync(join(profilesDir(), HARDWARE_FILE), 'utf8')));
+    if (!parsed.success) throw new Error(`problems/profiles/${HARDWARE_FILE}: ${z.prettifyError(parsed.error)}`);
+    hardware = new Map(Object.entries(parsed.data.gpus).map(([type, g]) => [type, { type, gpu: g.gpu, memoryBytes: g.memoryBytes, bandwidth: g.bandwidth, peakFlops: g.peakFlops, peakFlops8: g.peakFlops8 }]));
+  }
+  return hardware;
+}
+
+type ModelEntry = z.output<typeof modelsFileSchema>['models'][string];
+
+/** An entry with what its `of` chain gives filled in. */
+function resolveModel(entries: Readonly<Record<string, ModelEntry>>, id: string, seen: readonly string[]): Omit<ModelEntry, 'of' | 'sources'> {
+  if (!Object.hasOwn(entries, id)) throw new Error(`problems/profiles/${MODELS_FILE}: ${seen.at(-1)} is "of" ${id}, which the file does not have`);
+  if (seen.includes(id)) throw new Error(`problems/profiles/${MODELS_FILE}: ${[...seen, id].join(' of ')}: a model cannot be of itself`);
+  const { of, sources: _sources, ...own } = entries[id]!;
+  const defined = Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined));
+  return of === undefined ? defined : { ...resolveModel(entries, of, [...seen, id]), ...defined };
+}
+
+let models: ReadonlyMap<string, ModelSize> | undefined;
+
+/** The sizes of the catalogue's models, each `of` resolved, read once. */
+export function modelSizes(): ReadonlyMap<string, ModelSize> {
+  if (models === undefined) {
+    const parsed = modelsFileSchema.safeParse(parseYaml(readFileSync(join(profilesDir(), MODELS_FILE), 'utf8')));
+    if (!parsed.success) throw new Error(`problems/profiles/${MODELS_FILE}: ${z.prettifyError(parsed.error)}`);
+    const { kvBytes, models: entries } = parsed.data;
+    models = new Map(
+      Object.keys(entries).map((id): [string, ModelSize] => {
+        const m = resolveModel(entries, id, []);
+        const { params, bytesPerWeight, layers, kvHeads, headDim } = m;
+        if (params === undefined || bytesPerWeight === undefined || layers === undefined || kvHeads === undefined || headDim === undefined) {
+          throw new Error(`problems/profiles/${MODELS_FILE}: ${id} needs params, bytesPerWeight, layers, kvHeads and headDim, its own or through "of"`);
+        }
+        const activeParams = m.activeParams ?? params;
+        if (activeParams > params) throw new Error(`problems/profiles/${MODELS_FILE}: ${id}: activeParams ${activeParams} is more than params ${params}`);
+        // K and V, for every layer and KV head
+        const kvBytesPerToken = layers * 2 * kvHeads * headDim * kvBytes;
+        return [id, { params, activeParams, bytesPerWeight, activationBytes: m.activationBytes ?? 2, kvBytesPerToken }];
+      }),
+    );
+  }
+  return models;
+}
+
+/** The least a step can take for `model` on `tp` GPUs of `gpu`: peak bandwidth and peak FLOPs, split evenly over the TP GPUs. */
+export function rooflineOf(model: ModelSize, gpu: GpuSpec, tp: number): Roofline {
+  const bandwidth = tp * gpu.bandwidth;
+  const flops = tp * (model.activationBytes === 1 ? gpu.peakFlops8 : gpu.peakFlops);
+  return {
+    weightsUs: ((model.activeParams * model.bytesPerWeight) / bandwidth) * 1e6,
+    kvUsPerToken: (model.kvBytesPerToken / bandwidth) * 1e6,
+    prefillNsPerToken: ((2 * model.activeParams) / flops) * 1e9,
+  };
+}
+
+/**
+ * A fitted profile raised to its floor where it is faster (docs/model.md section 3): base to the
+ * weights' read, a prompt token's prefill to its FLOPs at peak, each to the engines' whole unit
+ * above. perSeq's floor depends on the problem's prompts (withContextFloor, at build).
+ */
+export function withFloor(fit: GpuProfile, floor: Roofline): GpuProfile {
+  const base = fit.base < floor.weightsUs ? Math.ceil(floor.weightsUs) : fit.base;
+  const prefillRate = termOf(fit, 'prefill') < floor.prefillNsPerToken ? 1e6 / Math.ceil(floor.prefillNsPerToken) : fit.prefillRate;
+  return { ...fit, base, prefillRate, roofline: { ...floor, fitted: { base: fit.base, perSeq: fit.perSeq, prefillRate: fit.prefillRate } } };
+}
+
+/** perSeq raised to the KV read of a `promptTokens` context, where the profile has a floor and perSeq is less. */
+export function withContextFloor(profile: GpuProfile, promptTokens: number): GpuProfile {
+  const kv = profile.roofline === undefined ? 0 : profile.roofline.kvUsPerToken * promptTokens;
+  return profile.perSeq < kv ? { ...profile, perSeq: Math.ceil(kv) } : profile;
+}
+
+const U32_MAX = 0xffff_ffff;
+/** vLLM's default share of GPU memory it takes for weights and KV cache (--gpu-memory-utilization). */
+const VLLM_MEMORY_SHARE = 0.9;
+/** Prompt tokens a step prefills in a roofline profile: the built-in and catalogue profiles' 2048. */
+const ROOFLINE_CHUNK = 2048;
+
+/** Why a model cannot be served as asked, naming the field of the inline profile to change. */
+export interface RooflineRefusal {
+  readonly path: readonly string[];
+  readonly message: string;
+}
+
+/**
+ * A profile that is its own floor, for a model outside the catalogue: base the weights' read,
+ * prefill at peak FLOPs, perSeq the KV read (lifted per problem from 0), and the KV cache what
+ * vLLM's 90% of tp x the GPU's memory leaves after the weights.
+ */
+export function rooflineProfile(name: string, model: ModelSize, gpu: GpuSpec, tp: number, chunk = ROOFLINE_CHUNK): GpuProfile | RooflineRefusal {
+  const floor = rooflineOf(model, gpu, tp);
+  const weightBytes = model.params * model.bytesPerWeight;
+  const usable = VLLM_MEMORY_SHARE * tp * gpu.memoryBytes;
+  const kvTokens = Math.floor((usable - weightBytes) / model.kvBytesPerToken);
+  if (kvTokens < 1) {
+    return {
+      path: ['model'],
+      message: `its weights, ${gb(weightBytes)} (params x bytesPerWeight), leave no room for a KV cache in tp ${tp} x ${gpu.type}'s ${gb(gpu.memoryBytes)} at vLLM's ${VLLM_MEMORY_SHARE} memory share: raise tp`,
+    };
+  }
+  if (floor.weightsUs > LIMITS.stepMicros) {
+    return { path: ['model', 'params'], message: `reading the weights once takes ${Math.round(floor.weightsUs / 1000)} ms a step, over the ${LIMITS.stepMicros / 1e6} s the engines hold` };
+  }
+  const prefillNs = Math.ceil(floor.prefillNsPerToken);
+  if (prefillNs * chunk > U32_MAX) {
+    return {
+      path: ['chunk'],
+      message: `prefilling a chunk of ${chunk} tokens at ${prefillNs} ns a token (peak FLOPs) would take ${formatDuration(Math.round((prefillNs * chunk) / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
+    };
+  }
+  return {
+    name,
+    base: Math.ceil(floor.weightsUs),
+    perSeq: 0,
+    prefillRate: 1e6 / prefillNs,
+    chunk,
+    tp,
+    gpuType: gpu.type,
+    // a default past what the engines index would only be refused: it is past any workload too
+    kvTokens: Math.min(kvTokens, LIMITS.tokens * 100),
+    roofline: floor,
+  };
+}
+
+function gb(bytes: number): string {
+  return `${(bytes / 1e9).toFixed(1)} GB`;
+}
+
+/** A term of a fitted profile that the floor can raise. */
+export type FloorTerm = 'base' | 'perSeq' | 'prefill';
+
+/** A term's value as the engines hold it: whole microseconds, or whole nanoseconds a prompt token. */
+function termOf(p: { readonly base: number; readonly perSeq: number; readonly prefillRate: number }, term: FloorTerm): number {
+  return term === 'prefill' ? Math.round(1e6 / p.prefillRate) : p[term];
+}
+
+/** The terms the floor raised in a fitted profile, each from the fit's value to the one run; none for a profile without a fit. */
+function floorRaises(profile: GpuProfile): { term: FloorTerm; from: number; to: number }[] {
+  const fitted = profile.roofline?.fitted;
+  if (fitted === undefined) return [];
+  return (['base', 'perSeq', 'prefill'] as const)
+    .map((term) => ({ term, from: termOf(fitted, term), to: termOf(profile, term) }))
+    .filter((r) => r.to > r.from);
+}
+
+const RAISED_TO: Readonly<Record<FloorTerm, string>> = {
+  base: 'us (its weights read once)',
+  perSeq: 'us (the KV of its shortest prompt read)',
+  prefill: 'ns a token (its FLOPs at peak)',
+};
+
+/** The one line a run prints when a profile's fit is faster than the hardware allows; null when it is not. */
+export function floorWarning(profile: GpuProfile): string | null {
+  const raises = floorRaises(profile).map((r) => `${r.term} ${r.from} -> ${r.to} ${RAISED_TO[r.term]}`);
+  const fitted = profile.roofline?.fitted;
+  if (raises.length === 0 || fitted === undefined) return null;
+  const before = fitted.base + fitted.perSeq;
+  const after = profile.base + profile.perSeq;
+  const lone = after === before ? '' : `: a lone decode step ${before} -> ${after} us${before === 0 ? '' : ` (x${(after / before).toFixed(1)})`}`;
+  return `gpu.profile ${profile.name} is faster than its hardware allows, so the roofline floor applies: ${raises.join(', ')}${lone}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,7 +370,7 @@ export interface CatalogueProfile {
   readonly blockSize: number;
   readonly bestLoss: number;
   readonly source: ProfileSource;
-  /** What the engines run. */
+  /** What the engines run: the fit, rounded, raised to its roofline floor where it is faster. */
   readonly profile: GpuProfile;
   readonly rounding: Rounding;
 }
@@ -128,6 +391,10 @@ export interface Catalogue {
 }
 
 const PRICES_FILE = 'prices.yaml';
+const HARDWARE_FILE = 'hardware.yaml';
+const MODELS_FILE = 'models.yaml';
+/** The files of problems/profiles/ that hold no profiles. */
+const NOT_CATALOGUE: ReadonlySet<string> = new Set([PRICES_FILE, HARDWARE_FILE, MODELS_FILE]);
 
 function profilesDir(): string {
   const root = packageRoot();
@@ -140,7 +407,16 @@ function catalogueId(m: SourceModel): string {
   return `${m.id.split('/')[1]}/${m.GPU.toLowerCase()}/tp${m.tensor_parallelism}`;
 }
 
-/** The engines' profile for a source's fit, checked against what they can hold. */
+/** The roofline floor under a source's entry, from its model's sizes and its GPU's peaks. */
+function catalogueFloor(id: string, m: SourceModel): Roofline {
+  const model = modelSizes().get(m.id);
+  if (model === undefined) throw new Error(`profile catalogue: ${id}: problems/profiles/${MODELS_FILE} has no figures for ${m.id}`);
+  const gpu = gpuSpecs().get(m.GPU);
+  if (gpu === undefined) throw new Error(`profile catalogue: ${id}: problems/profiles/${HARDWARE_FILE} has no figures for ${m.GPU}`);
+  return rooflineOf(model, gpu, m.tensor_parallelism);
+}
+
+/** The engines' profile for a source's fit, checked against what they can hold, and raised to its floor. */
 function engineProfile(id: string, m: SourceModel, chunk: number, blockSize: number): { profile: GpuProfile; rounding: Rounding } {
   const [b0, b1, b2] = m.beta_coeffs;
   const base = Math.round(b0);
@@ -156,8 +432,9 @@ function engineProfile(id: string, m: SourceModel, chunk: number, blockSize: num
     kvTokens > LIMITS.tokens * 100 ? `KV cache past ${LIMITS.tokens * 100} tokens` : '',
   ].filter((p) => p !== '');
   if (problems.length > 0) throw new Error(`profile catalogue: ${id}: the engines cannot hold ${problems.join(', ')}`);
+  const fit: GpuProfile = { name: id, base, perSeq, prefillRate, chunk, tp: m.tensor_parallelism, gpuType: m.GPU, kvTokens };
   return {
-    profile: { name: id, base, perSeq, prefillRate, chunk, tp: m.tensor_parallelism, gpuType: m.GPU, kvTokens },
+    profile: withFloor(fit, catalogueFloor(id, m)),
     rounding: {
       baseUs: base - b0,
       perSeqUs: perSeq - b2,
@@ -170,7 +447,7 @@ function engineProfile(id: string, m: SourceModel, chunk: number, blockSize: num
 
 function readCatalogue(): Catalogue {
   const dir = profilesDir();
-  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== PRICES_FILE).sort();
+  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !NOT_CATALOGUE.has(f)).sort();
   const profiles = new Map<string, CatalogueProfile>();
   const shadowed: ShadowedModel[] = [];
   for (const f of files) {
@@ -330,7 +607,26 @@ export interface ProfileListing {
     readonly best_loss: number;
   } | null;
   readonly rounding: Rounding | null;
+  /** The roofline floor under the profile (docs/model.md section 3); null where it names no model. */
+  readonly roofline: RooflineListing | null;
   readonly source: string;
+}
+
+export interface RooflineListing {
+  /** Base's floor: reading the active weights once, split over the TP GPUs. */
+  readonly weights_us: number;
+  /** perSeq's floor for a decoding sequence with 1,000 tokens of context; a problem's shortest prompt sets the one applied. */
+  readonly kv_us_per_1k_tokens: number;
+  readonly prefill_ns_per_token: number;
+  /** Where the fit is faster than the floor, so that the floor applies (`base`, `prefill`; perSeq's depends on a problem's prompts). */
+  readonly floored: readonly FloorTerm[];
+}
+
+function rooflineListing(p: GpuProfile): RooflineListing | null {
+  const r = p.roofline;
+  if (r === undefined) return null;
+  const floored = floorRaises(p).map((x) => x.term);
+  return { weights_us: r.weightsUs, kv_us_per_1k_tokens: r.kvUsPerToken * 1000, prefill_ns_per_token: r.prefillNsPerToken, floored };
 }
 
 export interface ProfilesDocument {
@@ -357,6 +653,7 @@ export function listProfiles(): ProfilesDocument {
       price_per_gpu_hour: null,
       coefficients: null,
       rounding: null,
+      roofline: null,
       source: BUILTIN_SOURCES[p.name]!,
     }),
   );
@@ -377,6 +674,7 @@ export function listProfiles(): ProfilesDocument {
       price_per_gpu_hour: listPrice(c.gpu) ?? null,
       coefficients: { beta: c.beta, alpha: c.alpha, total_kv_blocks: c.totalKvBlocks, block_size: c.blockSize, best_loss: c.bestLoss },
       rounding: c.rounding,
+      roofline: rooflineListing(c.profile),
       source: `${c.source.name} at ${c.source.commit} (${c.source.url}; ${c.source.licence}), via ${c.source.file}`,
     }),
   );

@@ -71,8 +71,8 @@ class CaseBuilder {
   readonly issues: FieldIssue[] = [];
   constructor(private readonly ctx: CaseContext) {}
 
-  private issue(path: string, message: string): void {
-    this.issues.push({ path, message });
+  private issue(path: string, message: string, from?: readonly string[]): void {
+    this.issues.push({ path, message, ...(from === undefined ? {} : { from }) });
   }
 
   /** A window in the file's terms (from the measured window's start) → run time. */
@@ -165,11 +165,16 @@ class CaseBuilder {
       const why = this.ctx.trace === null ? ' (the engines sample gaps between arrivals from a table of u31 microseconds)' : ` (on average: the trace's mean rate at ${scaleText(this.ctx.trace.scale * rateScale)}x)`;
       this.issue(where, `case ${name} runs ${low} arrivals a second, under the least of ${LIMITS.minRate}${why}`);
     } else if (measured < LIMITS.minArrivals) {
-      this.issue(where, `case ${name} expects ${round(measured)} arrivals in the ${formatDuration(duration)} measured window, fewer than ${LIMITS.minArrivals}: raise the rate or traffic.duration`);
+      this.issue(
+        where,
+        `case ${name} expects ${round(measured)} arrivals in the ${formatDuration(duration)} measured window, fewer than ${LIMITS.minArrivals}: raise the rate or traffic.duration`,
+        ['traffic.duration'],
+      );
     } else if (calls > limit) {
       this.issue(
         where,
         `case ${name} simulates ${round(calls)} ${what} per instance, warm-up included, over the limit of ${limit.toLocaleString('en')} for ${kind} workloads (a few seconds of CPU each)`,
+        ['traffic.duration', 'traffic.warmup', ...(callsPerArrival === 1 ? [] : ['orchestrator.steps'])],
       );
     }
   }

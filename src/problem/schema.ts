@@ -10,7 +10,7 @@ import type { Distribution, GpuProfile, RouterPolicy, ToolCalls } from '../model
 import { ROUTER_POLICIES, TOOL_CALLS } from '../model/problem.js';
 import { TABLE_MAX, tableTop } from '../model/distribution.js';
 import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS, RESERVED_NAMES } from './limits.js';
-import { BUILTIN_PROFILES, DEFAULT_KV_TOKENS, DEFAULT_PROFILE, builtinProfile, catalogueProfile, closeProfiles } from './profiles.js';
+import { BUILTIN_PROFILES, DEFAULT_KV_TOKENS, DEFAULT_PROFILE, builtinProfile, catalogueProfile, closeProfiles, gpuSpecs, rooflineProfile } from './profiles.js';
 import { DURATION_PATTERN, formatDuration, parseDuration, parseFraction } from './units.js';
 
 /**
@@ -361,29 +361,95 @@ const router = z.strictObject({
   }),
 });
 
-const inlineProfile = z.strictObject({
+/** A model outside the catalogue, by its size (docs/model.md section 3, "The roofline floor"). */
+const modelSize = z
+  .strictObject({
+    params: real({ gte: 1e6, lte: 1e13, limit: 'parameters' }).meta({ description: 'Parameters the model holds (a mixture of experts: all of them), e.g. 8.0e9.' }),
+    activeParams: real({ gte: 1e6, lte: 1e13, limit: 'parameters' }).exactOptional().meta({
+      description: 'Parameters one token computes with and a lone decode reads (a mixture of experts: its shared layers and the experts it routes to). Not set: params.',
+    }),
+    bytesPerWeight: real({ gt: 0, lte: 4 }).meta({ description: 'Bytes a weight takes as served: 2 for BF16, 1 for FP8 or INT8, 0.5 for INT4.' }),
+    activationBytes: int(1, 2, '2 for BF16 or FP16 activations, 1 for FP8 or INT8').default(2).meta({
+      description: "Bytes of the activations the matrix units multiply: 1 (FP8, INT8) runs at the GPU's 8-bit peak. Default 2.",
+    }),
+    kvBytesPerToken: int(1, 100_000_000, 'bytes a token').meta({
+      description: 'KV cache bytes a token: layers x 2 x KV heads x head dim x bytes an element (131072 for Llama 3.1 8B in BF16).',
+    }),
+  })
+  .superRefine((m, ctx) => {
+    if (m.activeParams !== undefined && m.activeParams > m.params) {
+      ctx.addIssue({ code: 'custom', path: ['activeParams'], message: `must be at most params (${m.params})`, input: m.activeParams });
+    }
+  });
+
+const FITTED_FIELDS = ['base', 'perSeq', 'prefillRate'] as const;
+
+/** Either the fitted form {base, perSeq, prefillRate, chunk} or the model form {model, gpu}, each with name and tp. */
+const inlineProfileFields = z.strictObject({
   name: z.string({ error: 'must be a name' }).min(1, { error: 'must be a name' }).default('custom'),
-  base: duration({ max: STEP_MAX, description: 'Fixed time of one iteration, e.g. 8ms.' }),
-  perSeq: duration({ max: STEP_MAX, description: 'Added time per decoding sequence, e.g. 0.25ms.' }),
-  prefillRate: real({ gte: LIMITS.prefillRate.min, lte: LIMITS.prefillRate.max, limit: 'tokens a millisecond' }).meta({
+  base: duration({ max: STEP_MAX, description: 'Fixed time of one iteration, e.g. 8ms.' }).optional(),
+  perSeq: duration({ max: STEP_MAX, description: 'Added time per decoding sequence, e.g. 0.25ms.' }).optional(),
+  prefillRate: real({ gte: LIMITS.prefillRate.min, lte: LIMITS.prefillRate.max, limit: 'tokens a millisecond' }).optional().meta({
     description: 'Prompt tokens prefilled per millisecond.',
   }),
-  chunk: int(1, LIMITS.tokens, 'token counts').meta({ description: 'Most prompt tokens per iteration.' }),
+  chunk: int(1, LIMITS.tokens, 'token counts').optional().meta({ description: 'Most prompt tokens per iteration. With model: default 2048.' }),
   tp: int(1, MAX_TP, 'GPUs a replica uses').exactOptional().meta({
-    description: 'GPUs one replica uses (tensor parallelism), for the gpus and dollars_per_hour of a hint cost. Not set: one.',
+    description: 'GPUs one replica uses (tensor parallelism): the gpus and dollars_per_hour of a hint cost, and with model the GPUs its weights and KV spread over. Not set: one.',
   }),
-}).superRefine((p, ctx) => {
+  model: modelSize.optional().meta({
+    description: 'A model outside the catalogue by its size: with gpu, the profile is its roofline floor (docs/model.md section 3), instead of base, perSeq and prefillRate.',
+  }),
+  gpu: z.string({ error: 'must be a GPU type' }).optional().meta({ description: "With model: the GPU type, a key of problems/profiles/hardware.yaml (H100, A100-80)." }),
+});
+// editors: one form or the other (the transform below says which field is missing, or extra)
+jsonSchemaExtras.set(inlineProfileFields, { oneOf: [{ required: ['base', 'perSeq', 'prefillRate', 'chunk'] }, { required: ['model', 'gpu'] }] });
+
+type InlineProfile = z.output<typeof inlineProfileFields>;
+
+function fittedProfile(p: InlineProfile, ctx: z.core.$RefinementCtx<InlineProfile>): GpuProfile {
+  if (p.gpu !== undefined) ctx.addIssue({ code: 'custom', path: ['gpu'], message: 'names the GPU of a model profile: give model too, or leave gpu out', input: p.gpu });
+  for (const f of [...FITTED_FIELDS, 'chunk'] as const) {
+    if (p[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'required (or model and gpu, for a model described by its size)', input: undefined });
+  }
+  const { base, perSeq, prefillRate, chunk } = p;
+  if (base === undefined || perSeq === undefined || prefillRate === undefined || chunk === undefined || p.gpu !== undefined) return z.NEVER;
   // compile.ts holds prefill as whole ns per token, and one chunk's prefill in a u32 of ns
-  const chunkNs = Math.round(1e6 / p.prefillRate) * p.chunk;
+  const chunkNs = Math.round(1e6 / prefillRate) * chunk;
   if (chunkNs > U32_MAX) {
     ctx.addIssue({
       code: 'custom',
       path: ['prefillRate'],
-      message: `prefilling one chunk of ${p.chunk} tokens would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
-      input: p.prefillRate,
+      message: `prefilling one chunk of ${chunk} tokens would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
+      input: prefillRate,
     });
+    return z.NEVER;
   }
-});
+  return { name: p.name, base, perSeq, prefillRate, chunk, ...(p.tp === undefined ? {} : { tp: p.tp }) };
+}
+
+function modelProfile(p: InlineProfile & { model: NonNullable<InlineProfile['model']> }, ctx: z.core.$RefinementCtx<InlineProfile>): GpuProfile {
+  for (const f of FITTED_FIELDS) {
+    // the field's value as written is gone (a duration is microseconds by now): the message says enough
+    if (p[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'a model profile is its roofline floor: leave base, perSeq and prefillRate out (or model, for a fitted profile)', input: undefined });
+  }
+  const types = [...gpuSpecs().keys()];
+  const spec = p.gpu === undefined ? undefined : gpuSpecs().get(p.gpu);
+  if (spec === undefined) {
+    const why = `a GPU type of problems/profiles/hardware.yaml: ${types.join(', ')}`;
+    ctx.addIssue({ code: 'custom', path: ['gpu'], message: p.gpu === undefined ? `required with model: ${why}` : `must be ${why}`, input: p.gpu });
+  }
+  if (spec === undefined || FITTED_FIELDS.some((f) => p[f] !== undefined)) return z.NEVER;
+  const { params, activeParams, bytesPerWeight, activationBytes, kvBytesPerToken } = p.model;
+  const size = { params, activeParams: activeParams ?? params, bytesPerWeight, activationBytes: activationBytes === 1 ? 1 : 2, kvBytesPerToken } as const;
+  const out = rooflineProfile(p.name, size, spec, p.tp ?? 1, p.chunk);
+  if ('message' in out) {
+    ctx.addIssue({ code: 'custom', path: [...out.path], message: out.message, input: undefined });
+    return z.NEVER;
+  }
+  return out;
+}
+
+const inlineProfile = inlineProfileFields.transform((p, ctx): GpuProfile => (p.model === undefined ? fittedProfile(p, ctx) : modelProfile({ ...p, model: p.model }, ctx)));
 
 const profileNames = Object.keys(BUILTIN_PROFILES);
 const CATALOGUE_IDS = 'a catalogue id (model/gpu/tpN, e.g. llama-3.1-8b-instruct/h100/tp2; `servesim profiles` lists them)';
@@ -396,7 +462,7 @@ function namedProfile(input: string, ctx: z.core.$RefinementCtx<unknown>): GpuPr
   ctx.addIssue({
     code: 'custom',
     message:
-      `unknown profile; built-in profiles are ${profileNames.join(', ')}, or give ${CATALOGUE_IDS} or {name, base, perSeq, prefillRate, chunk}` +
+      `unknown profile; built-in profiles are ${profileNames.join(', ')}, or give ${CATALOGUE_IDS}, {name, base, perSeq, prefillRate, chunk} or {model, gpu, tp}` +
       (near.length === 0 ? '' : `; close: ${near.join(', ')}`),
     input,
   });
@@ -405,10 +471,12 @@ function namedProfile(input: string, ctx: z.core.$RefinementCtx<unknown>): GpuPr
 
 const profile = z
   .union([z.string(), inlineProfile], {
-    error: `must be a profile name (${profileNames.join(', ')}), ${CATALOGUE_IDS} or {name, base, perSeq, prefillRate, chunk}`,
+    error: `must be a profile name (${profileNames.join(', ')}), ${CATALOGUE_IDS}, {name, base, perSeq, prefillRate, chunk} or {model, gpu, tp}`,
   })
   .transform((input, ctx): GpuProfile => (typeof input === 'string' ? namedProfile(input, ctx) : input))
-  .meta({ description: `A built-in profile (${profileNames.join(', ')}), ${CATALOGUE_IDS}, or an inline one. Default ${DEFAULT_PROFILE}.` });
+  .meta({
+    description: `A built-in profile (${profileNames.join(', ')}), ${CATALOGUE_IDS}, an inline one, or a model by its size on a GPU type ({model: {params, bytesPerWeight, kvBytesPerToken}, gpu, tp}: its roofline floor). Default ${DEFAULT_PROFILE}.`,
+  });
 
 const gpu = z.strictObject({
   replicas: int(1, LIMITS.gpuReplicas, 'GPU replicas'),
@@ -419,7 +487,7 @@ const gpu = z.strictObject({
   }),
   profile: profile.prefault(DEFAULT_PROFILE),
   pricePerHour: real({ gt: 0, lte: MAX_PRICE_PER_HOUR, limit: 'dollars per GPU-hour' }).optional().meta({
-    description: "Dollars per GPU-hour. Default: the on-demand list price of the catalogue profile's GPU type (problems/profiles/prices.yaml); none for the built-in and inline profiles.",
+    description: "Dollars per GPU-hour. Default: the on-demand list price of the profile's GPU type (a catalogue profile's, or a model profile's gpu; problems/profiles/prices.yaml); none for the built-in and fitted inline profiles.",
   }),
   // a deployment's setting, not the hardware's: a catalogue profile's 2048 is BLIS's default
   chunk: int(1, LIMITS.tokens, 'token counts').optional().meta({

@@ -14,7 +14,7 @@ export const DURATION_UNITS: Readonly<Record<string, number>> = {
   h: 3_600_000_000,
 };
 
-/** For editors (JSON Schema) and the README; keep in step with DURATION_UNITS. */
+/** For editors (JSON Schema) and problems/README.md ("Values"); keep in step with DURATION_UNITS. */
 export const DURATION_PATTERN = '^[0-9]+(\\.[0-9]+)?\\s*(us|µs|ms|s|m|h)$';
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };

@@ -6,14 +6,14 @@
  */
 import { packageVersion } from '../version.js';
 import type { CaseSummary } from '../model/summary.js';
+import type { OverrideInput } from '../problem/overrides.js';
 import type { BatchUsed } from '../run/batches.js';
-import type { EngineUsed } from '../run/types.js';
 import { sweepFromObject, type Sweep, type SweepFile } from '../sweep/spec.js';
 
 /**
  * Instances (points x cases x seeds) a chunk aims at when the service is not told a chunk
- * size: on the CPU pool of a 2-core machine about 1-2 s of work, where the queue's cost per
- * chunk is under 1% (bench/results/queue.md).
+ * size: on the CPU pool of a 2-core machine about 1-2 s of work, long enough that the queue's
+ * cost per chunk is small beside it (bench/results/queue.md).
  */
 export const CHUNK_INSTANCES = 256;
 /** The default never makes fewer chunks than this (when there are as many points), so that
@@ -35,7 +35,8 @@ export interface ChunkData {
   readonly seeds: number;
   readonly maxSeeds: number;
   readonly baseSeed: number;
-  readonly points: readonly { readonly index: number; readonly sets: readonly string[] }[];
+  /** Each point's overrides, parsed (GridPoint.overrides): JSON carries them as they are. */
+  readonly points: readonly { readonly index: number; readonly overrides: readonly OverrideInput[] }[];
 }
 
 /** A number JSON cannot carry as it is: Infinity, -Infinity, NaN or -0, as text. */
@@ -48,8 +49,8 @@ export type EncodedSummary = Record<string, string | number | boolean | EncodedN
 export interface ChunkResult {
   /** The points finished, in the chunk's order, with one row per case. */
   readonly points: readonly { readonly index: number; readonly rows: readonly EncodedSummary[] }[];
-  /** What ran them; null when no point finished. */
-  readonly meta: { readonly engine: EngineUsed; readonly adapter: string | null; readonly servesimVersion: string; readonly batches: readonly BatchUsed[] } | null;
+  /** The batches the worker ran them as. */
+  readonly batches: readonly BatchUsed[];
   /** Why the chunk stopped early (a servesim error: retrying would not help). */
   readonly error: { readonly code: string; readonly message: string } | null;
 }
@@ -95,7 +96,7 @@ export function chunkData(job: string, sweep: Sweep, chunk: number, indexes: rea
     seeds: sweep.seeds,
     maxSeeds: sweep.maxSeeds,
     baseSeed: sweep.baseSeed,
-    points: indexes.map((i) => ({ index: i, sets: sweep.points[i]!.sets })),
+    points: indexes.map((i) => ({ index: i, overrides: sweep.points[i]!.overrides })),
   };
 }
 

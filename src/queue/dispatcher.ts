@@ -12,11 +12,10 @@
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServesimError } from '../errors.js';
-import type { Job, JobDispatcher } from '../service/jobs.js';
-import type { StreamingRunOptions } from '../service/streaming-run.js';
+import type { Job, JobDispatcher, JobRunOptions } from '../service/jobs.js';
 import type { BatchUsed } from '../run/batches.js';
-import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
-import { sweepTraceSummary, type Sweep } from '../sweep/spec.js';
+import { sweepMeta, type SweepOutcome, type SweepRow } from '../sweep/run.js';
+import type { Sweep } from '../sweep/spec.js';
 import {
   chunkData, chunkIndexes, chunkJobId, decodeSummary, defaultChunkSize, parseChunkJobId, sweepFromFile, sweepToFile,
   type ChunkData, type ChunkResult,
@@ -70,12 +69,11 @@ class Assembly {
   /** Instances finished in chunks still running, as their workers last reported. */
   private readonly partial = new Map<number, number>();
   private arrivals = 0;
-  private meta: SweepMeta | null = null;
 
   constructor(
     readonly job: Job,
     readonly chunkSize: number,
-    private readonly options: StreamingRunOptions,
+    private readonly options: JobRunOptions,
   ) {
     this.chunks = chunkIndexes(job.sweep, chunkSize);
     this.ended = new Promise((resolve) => (this.end = resolve));
@@ -101,24 +99,10 @@ class Assembly {
     this.chunksDone.add(chunk);
     this.partial.delete(chunk);
     const { sweep } = this.job;
-    if (this.meta === null && result.meta !== null) {
-      this.meta = {
-        problemId: sweep.problem.id,
-        sweepId: sweep.id,
-        engine: result.meta.engine,
-        adapter: result.meta.adapter,
-        // every chunk's, as they come back
-        batches: this.batches,
-        seeds: sweep.seeds,
-        maxSeeds: sweep.maxSeeds,
-        baseSeed: sweep.baseSeed,
-        servesimVersion: result.meta.servesimVersion,
-        createdAt: new Date().toISOString(),
-        trace: sweepTraceSummary(sweep),
-      };
-      this.options.onMeta(this.meta);
+    for (const used of result.batches) {
+      this.batches.push(used);
+      this.options.onBatch(used);
     }
-    this.batches.push(...(result.meta?.batches ?? []));
     for (const done of result.points) {
       // a chunk taken up again after its worker died may have been finished by then
       if (this.finished.has(done.index)) continue;
@@ -158,19 +142,7 @@ class Assembly {
       unfinished: sweep.points.map((p) => p.index).filter((i) => !this.finished.has(i)),
       cancelled: end.kind === 'cancelled' || end.kind === 'detached',
       error: end.kind === 'failed' ? end.error : null,
-      meta: this.meta ?? {
-        problemId: sweep.problem.id,
-        sweepId: sweep.id,
-        engine: null,
-        adapter: null,
-        batches: this.batches,
-        seeds: sweep.seeds,
-        maxSeeds: sweep.maxSeeds,
-        baseSeed: sweep.baseSeed,
-        servesimVersion: null,
-        createdAt: new Date().toISOString(),
-        trace: sweepTraceSummary(sweep),
-      },
+      meta: sweepMeta(sweep, this.batches, this.job.createdAt.toISOString()),
     };
   }
 
@@ -268,7 +240,7 @@ export class QueueDispatcher implements JobDispatcher {
     return found;
   }
 
-  async run(job: Job, options: StreamingRunOptions): Promise<SweepOutcome> {
+  async run(job: Job, options: JobRunOptions): Promise<SweepOutcome> {
     const { chunkSize, takenUp } = await this.record(job);
     const assembly = new Assembly(job, chunkSize, options);
     this.assemblies.set(job.id, assembly);

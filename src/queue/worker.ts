@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { packageVersion } from '../version.js';
 import { ServesimError } from '../errors.js';
 import { problemFromObject } from '../problem/parse.js';
-import { engineMeta } from '../run/run.js';
+import type { BatchUsed } from '../run/batches.js';
 import type { EngineChoice } from '../run/types.js';
 import { runPoints } from '../run/points.js';
 import { encodeSummary, type ChunkData, type ChunkResult, type EncodedSummary } from './chunks.js';
@@ -127,20 +127,21 @@ export class ChunkWorker {
     }, WATCH_MS);
 
     const points: { index: number; rows: EncodedSummary[] }[] = [];
-    let meta: ChunkResult['meta'] = null;
+    const batches: BatchUsed[] = [];
     let lastReport = Date.now();
     try {
       const outcome = await this.onEngine(() =>
         runPoints(
           data.points,
           (point) => {
-            const parsed = problemFromObject(data.problem, point.sets, data.source);
+            const parsed = problemFromObject(data.problem, point.overrides, data.source);
             return parsed.confidence === data.confidence ? parsed : { ...parsed, confidence: data.confidence };
           },
           { caseNames: data.cases, seeds: data.seeds, maxSeeds: data.maxSeeds, baseSeed: data.baseSeed, engine: this.options.engine },
           {
             signal: controller.signal,
             onPoint: (point, rows) => void points.push({ index: point.index, rows: rows.map(encodeSummary) }),
+            onBatch: (used) => void batches.push(used),
             onProgress: (instances) => {
               if (Date.now() - lastReport < PROGRESS_MS) return;
               lastReport = Date.now();
@@ -149,15 +150,11 @@ export class ChunkWorker {
           },
         ),
       );
-      if (outcome.batches.length > 0) {
-        const engines = engineMeta(outcome.batches);
-        meta = { engine: engines.engine, adapter: engines.adapter, servesimVersion: packageVersion(), batches: outcome.batches };
-      }
       if (outcome.error !== null) throw outcome.error;
     } catch (err) {
       if (controller.signal.aborted) throw dropped(stopState);
       // the same input fails the same way on any worker: report it, do not retry
-      if (err instanceof ServesimError) return { points, meta, error: { code: err.code, message: err.message } };
+      if (err instanceof ServesimError) return { points, batches, error: { code: err.code, message: err.message } };
       throw err;
     } finally {
       clearInterval(watch);
@@ -165,10 +162,10 @@ export class ChunkWorker {
     if (controller.signal.aborted) throw dropped(stopState);
     this.chunksRun++;
     this.pointsRun += points.length;
-    if (meta?.engine === 'gpu' && this.options.chunks === undefined && this.worker.concurrency < GPU_CHUNKS) {
+    if (batches.some((b) => b.engine === 'gpu') && this.options.chunks === undefined && this.worker.concurrency < GPU_CHUNKS) {
       this.worker.concurrency = GPU_CHUNKS;
       this.log(`running on a GPU: now ${GPU_CHUNKS} chunks at a time`);
     }
-    return { points, meta, error: null };
+    return { points, batches, error: null };
   }
 }

@@ -71,7 +71,7 @@ export interface BatchRunOptions {
   readonly onProgress?: (instancesDone: number) => void;
   /** An item's records, as soon as its batch has them all. */
   readonly onItem?: (item: number, records: Uint32Array) => void;
-  /** A batch is about to run. */
+  /** A batch has run, and what ran it. */
   readonly onBatch?: (used: BatchUsed) => void;
 }
 
@@ -80,7 +80,9 @@ export function planBatches(items: readonly WorkItem[]): { readonly batch: Engin
   const groups = new Map<string, number[]>();
   items.forEach((item, i) => {
     const key = shapeKey(item.config);
-    groups.set(key, [...(groups.get(key) ?? []), i]);
+    const members = groups.get(key);
+    if (members === undefined) groups.set(key, [i]);
+    else members.push(i);
   });
   return [...groups.values()].map((members) => ({
     items: members,
@@ -120,30 +122,26 @@ async function runOne(batch: EngineBatch, options: BatchRunOptions, done: number
   };
   const base = { instances, configs: batch.configs.length, ...(why === undefined ? {} : { choice: why }) };
   if (ctx !== null) {
-    options.onBatch?.({ ...base, engine: 'gpu', adapter: ctx.adapterName });
     const outcome = await runGpuBatchWithFallback(ctx, batch, common);
     const gpuSeconds = outcome.passes.reduce((sum, pass) => sum + pass.seconds, 0);
     return { ...base, engine: 'gpu', adapter: ctx.adapterName, gpuSeconds, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
   }
-  const used: BatchUsed = { ...base, engine: 'pool', adapter: null, threads: pool().threads };
-  options.onBatch?.(used);
   await pool().runBatch(batch, common);
-  return used;
+  return { ...base, engine: 'pool', adapter: null, threads: pool().threads };
 }
 
 /**
- * Runs every item, batched by shape, and calls `onItem` as each item's records are complete.
- * Resolves with what ran each batch; rejects with SERVESIM_CANCELLED when `signal` aborts.
+ * Runs every item, batched by shape, and calls `onItem` as each item's records are complete
+ * and `onBatch` as each batch has run (a call cancelled part way has still run those before).
+ * Rejects with SERVESIM_CANCELLED when `signal` aborts.
  */
-export async function runItems(items: readonly WorkItem[], options: BatchRunOptions): Promise<BatchUsed[]> {
-  const used: BatchUsed[] = [];
+export async function runItems(items: readonly WorkItem[], options: BatchRunOptions): Promise<void> {
   let done = 0;
   for (const { batch, items: members } of planBatches(items)) {
     if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
-    used.push(await runOne(batch, options, done, (run, records) => options.onItem?.(members[run]!, records)));
+    options.onBatch?.(await runOne(batch, options, done, (run, records) => options.onItem?.(members[run]!, records)));
     done += batchInstances(batch);
   }
-  return used;
 }
 
 /** "2 batches: 4,096 instances (16 configurations) on gpu; 1,024 (4) on pool" for a CLI's first lines. */

@@ -55,19 +55,23 @@ const TOKEN_COLUMNS: readonly TableColumn[] = [
   { title: 'tpot p99 ms', align: 'right', cell: (r) => fixed(r.tpot_p99_ms, 1) },
 ];
 
-/** Only in tables of GPU replicas: the share of calls the busiest replica took (imbalance). */
+/**
+ * Only in tables of GPU replicas: KV in use (its mean, and its peak), the GPU's saturation in
+ * memory beside the busiest column's batches; the share of calls the busiest replica took (imbalance).
+ */
 const GPU_COLUMNS: readonly TableColumn[] = [
+  { title: 'kv in use % (peak)', align: 'right', cell: (r) => `${fixed(r.kv_in_use * 100, 1)} (${fixed(r.kv_in_use_peak * 100, 0)})` },
   { title: 'top replica %', align: 'right', cell: (r) => fixed(r.top_replica_share * 100, 1) },
 ];
 
 /** Only with --seeds auto: the seeds each case took. */
 const SEEDS_COLUMN: TableColumn = { title: 'seeds', align: 'right', cell: (r) => count(r.seeds) };
 
-/** "gpu 97.9%": the most loaded component (the GPU by batch occupancy), where saturation shows first. */
+/** "gpu batch 97.9%": the most loaded component (the GPU by batch occupancy or KV in use), where saturation shows first. */
 function busiest(row: CaseSummary): string {
   const b = busiestComponent(row);
   if (b === null) return DASH;
-  return `${b.component}${b.component === 'gpu' ? ' batch' : ''} ${fixed(b.utilization * 100, 1)}%`;
+  return `${b.component}${b.measure === 'utilization' ? '' : ` ${b.measure}`} ${fixed(b.load * 100, 1)}%`;
 }
 
 /** "0.97 (0.91-1.00)": the share of seeds that pass, and its interval. */

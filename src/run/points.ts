@@ -14,6 +14,7 @@ import { decodeResult } from '../engine/result.js';
 import type { InstanceResult } from '../model/result.js';
 import type { EngineChoice } from './types.js';
 import { seedLooks } from '../model/verdict.js';
+import { Slice } from '../slices.js';
 
 /** Each instance's decoded record, `config.resultWords` words each. */
 function decodeRecords(config: EngineConfig, records: Uint32Array): InstanceResult[] {
@@ -42,6 +43,8 @@ export interface PointsSpec {
   readonly maxSeeds?: number;
   readonly baseSeed: number;
   readonly engine: EngineChoice;
+  /** The most instances one batch holds (a chunk's first looks, a piece of a later look); default CHUNK_INSTANCES. */
+  readonly batchInstances?: number;
 }
 
 export interface PointsRunOptions<P> {
@@ -54,10 +57,12 @@ export interface PointsRunOptions<P> {
    * it is decided which configurations it takes.
    */
   readonly onProgress?: (instancesDone: number, arrivalsDone: number, instancesPlanned: number) => void;
+  /** A batch has run (each is in the outcome's `batches` too). */
+  readonly onBatch?: (used: BatchUsed) => void;
 }
 
 export interface PointsOutcome {
-  /** The batches the points ran as. */
+  /** The batches the points ran as, those of a call stopped part way included. */
   readonly batches: readonly BatchUsed[];
   /** Why the points stopped early (a point that did not parse, an engine, onPoint), cancellation aside. */
   readonly error: Error | null;
@@ -83,7 +88,8 @@ interface Configuration {
 export async function runPoints<P>(points: readonly P[], problemOf: (point: P) => Problem, spec: PointsSpec, options: PointsRunOptions<P> = {}): Promise<PointsOutcome> {
   const looks = seedLooks(spec.seeds, spec.maxSeeds ?? spec.seeds);
   const perPoint = spec.caseNames.length * spec.seeds;
-  const pointsPerChunk = Math.max(1, Math.floor(CHUNK_INSTANCES / perPoint));
+  const batchInstances = spec.batchInstances ?? CHUNK_INSTANCES;
+  const pointsPerChunk = Math.max(1, Math.floor(batchInstances / perPoint));
   const batches: BatchUsed[] = [];
   let error: Error | null = null;
   // arrivals simulated by earlier chunks (counted), and so far (estimated while a chunk runs)
@@ -109,7 +115,10 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   for (let from = 0; from < points.length && !stop.signal.aborted; from += pointsPerChunk) {
     const chunk: { point: P; problem: Problem; cases: Scenario[] }[] = [];
     const configs: Configuration[] = [];
+    // a chunk may hold thousands of points, each built and compiled here: a server answers others meanwhile
+    const slice = new Slice();
     for (const point of points.slice(from, from + pointsPerChunk)) {
+      await slice.pause();
       try {
         const problem = problemOf(point);
         const cases = selectCases(problem, spec.caseNames);
@@ -157,14 +166,18 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       if (l > 0) planned += open.length * count;
       // a later look's seeds go in pieces of a chunk's size, as its first look did: an engine
       // holds a batch's records at once
-      const perPiece = Math.max(1, Math.floor(CHUNK_INSTANCES / count));
+      const perPiece = Math.max(1, Math.floor(batchInstances / count));
       for (let from = 0; from < open.length && !stop.signal.aborted; from += perPiece) {
         const piece = open.slice(from, from + perPiece);
         const items: WorkItem[] = piece.map((c) => ({ config: c.config, seed: spec.baseSeed, first, seeds: count }));
         try {
-          batches.push(...(await runItems(items, {
+          await runItems(items, {
             engine: spec.engine,
             signal: stop.signal,
+            onBatch: (used) => {
+              batches.push(used);
+              options.onBatch?.(used);
+            },
             onProgress: (done) => progress(before + done, arrivalsBefore + (before - chunkStart + done) * perInstance),
             onItem: (item, r) => {
               if (stop.signal.aborted) return;
@@ -172,7 +185,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
               for (const result of decodeRecords(c.config, r)) c.seeds.add(result);
               look(c, l === looks.length - 1);
             },
-          })));
+          });
           await Promise.all(pending);
         } catch (err) {
           await Promise.all(pending);

@@ -2,12 +2,10 @@
  * The problems shipped in problems/, read once: what GET /v1/problems lists, and the ids a
  * request may name instead of sending a problem inline.
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { goalsInMilliseconds, type GoalsInMilliseconds, type Problem, type Traffic } from '../model/problem.js';
 import { traceListing, type TraceListing } from '../model/trace.js';
 import { loadProblem } from '../problem/parse.js';
-import { shippedProblemsDir } from '../sweep/spec.js';
+import { noShippedProblem, shippedProblemFile, shippedProblemIds } from '../problem/source.js';
 import { ServiceError } from './errors.js';
 
 export interface ProblemListing {
@@ -23,12 +21,8 @@ export class ProblemCatalog {
   private loaded: ReadonlyMap<string, Problem> | undefined;
 
   private problems(): ReadonlyMap<string, Problem> {
-    if (this.loaded === undefined) {
-      const dir = shippedProblemsDir();
-      const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
-      // keyed by file name: that is what a sweep's `problem: <id>` resolves
-      this.loaded = new Map(files.map((f) => [f.slice(0, -'.yaml'.length), loadProblem(join(dir, f))]));
-    }
+    // the ids a sweep's `problem: <id>` resolves (problem/source.ts)
+    this.loaded ??= new Map(shippedProblemIds().map((id) => [id, loadProblem(shippedProblemFile(id))]));
     return this.loaded;
   }
 
@@ -51,7 +45,7 @@ export class ProblemCatalog {
   get(id: string): Omit<Problem, 'traffic'> & { traffic: Omit<Traffic, 'trace'> & { trace: TraceListing | null } } {
     const problem = this.problems().get(id);
     if (problem === undefined) {
-      throw new ServiceError('SERVESIM_NOT_FOUND', 404, `no shipped problem "${id}"; known: ${this.ids().join(', ')}`);
+      throw new ServiceError('SERVESIM_NOT_FOUND', 404, noShippedProblem(id, this.ids()));
     }
     const { trace } = problem.traffic;
     return { ...problem, traffic: { ...problem.traffic, trace: trace === null ? null : traceListing(trace) } };

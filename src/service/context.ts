@@ -10,19 +10,20 @@ import type { JobRegistry } from './jobs.js';
 import type { Slots } from './slots.js';
 import type { SweepRunner } from './streaming-run.js';
 
-export type HintRunner = (request: HintRequest, options: { signal?: AbortSignal }) => Promise<HintResult>;
+export type HintRunner = (request: HintRequest, options: { signal?: AbortSignal; maxInstances?: number }) => Promise<HintResult>;
 
 export interface ServiceLimits {
   /** Largest request body, bytes. */
   readonly bodyLimit: number;
   /** Sweeps and hint searches running at once; requests beyond get 429, jobs queue. */
   readonly maxConcurrent: number;
-  /** Largest sweep (points x cases x seeds) POST /v1/sweeps runs while the client waits. */
+  /** Largest sweep (points x cases x seeds) POST /v1/sweeps runs while the client waits; for POST
+   * /v1/hints, the most instances its search asks at once (every grid point on its first seeds). */
   readonly syncMaxInstances: number;
   /** Largest sweep taken at all, as a job. */
   readonly maxInstances: number;
   /** Grid points of a sweep, job or hint search: every point is checked to make a valid problem
-   * before the answer, ~0.1 ms each, while the server answers nobody else. */
+   * before it runs, a slice of the event loop at a time (src/slices.ts). */
   readonly maxGridPoints: number;
   /** Finished jobs kept in memory for their results. */
   readonly keepFinishedJobs: number;

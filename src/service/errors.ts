@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
-import { listIssues, MAX_LISTED_ISSUES, ServesimError, type FieldIssue } from '../errors.js';
+import { keptIssues, listIssues, printable, ServesimError, type FieldIssue } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 
 /** Errors of the service itself, not of the input's content: the catalogue's shape. */
@@ -102,7 +102,8 @@ function sendProblem(err: AnyError, request: FastifyRequest, reply: FastifyReply
   // a bug has no code of its own, and its message (which may quote anything) stays in the log
   const bug = typeof err.code !== 'string';
   const code = bug ? 'SERVESIM_INTERNAL' : (err.code as string);
-  const detail = bug && status >= 500 ? 'internal error; the server log has the details' : publicMessage(err);
+  // fastify's and node's messages quote the request too
+  const detail = bug && status >= 500 ? 'internal error; the server log has the details' : printable(publicMessage(err));
   const issues = Array.isArray(err.issues) ? (err.issues as FieldIssue[]) : undefined;
   const path = err instanceof ServesimError ? err.path : undefined;
   return reply.code(status).type(PROBLEM_TYPE).send(problem(status, code, detail, { path, issues }));
@@ -133,7 +134,7 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
   // a reset connection has no one to answer
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const body = JSON.stringify(problem(status, err.code ?? 'ERR_CLIENT', err.message));
+  const body = JSON.stringify(problem(status, err.code ?? 'ERR_CLIENT', printable(err.message)));
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
@@ -203,5 +204,5 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
     issues.push({ path: d.path, message: d.reason });
   }
   const err = new Error(`invalid request: ${listIssues(issues.map((i) => `${i.path}: ${i.message}`))}`);
-  return Object.assign(err, { issues: issues.slice(0, MAX_LISTED_ISSUES) });
+  return Object.assign(err, { issues: keptIssues(issues) });
 }

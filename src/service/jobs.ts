@@ -4,12 +4,12 @@
  * the oldest dropped beyond a bound; jobs still queued or running are bounded too.
  */
 import { randomUUID } from 'node:crypto';
-import { packageVersion } from '../version.js';
-import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
-import { sweepTraceSummary, type GridPoint, type Sweep } from '../sweep/spec.js';
+import type { BatchUsed } from '../run/batches.js';
+import { sweepMeta, type SweepOutcome, type SweepRow, type SweepRunOptions } from '../sweep/run.js';
+import type { GridPoint, Sweep } from '../sweep/spec.js';
 import { busy, publicMessage, ServiceError } from './errors.js';
 import type { Release, Slots } from './slots.js';
-import { runSweepStreaming, type StreamingRunOptions, type SweepRunner } from './streaming-run.js';
+import type { SweepRunner } from './streaming-run.js';
 
 export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 export type FinalState = Extract<JobState, 'done' | 'failed' | 'cancelled'>;
@@ -51,12 +51,20 @@ function jobLinks(id: string): JobLinks {
   return { self, events: `${self}/events`, result: `${self}/result` };
 }
 
+/** What a job's sweep reports as it runs, here or on a queue's workers. */
+export interface JobRunOptions extends Pick<SweepRunOptions, 'onProgress'> {
+  readonly signal: AbortSignal;
+  readonly onPoint: (point: GridPoint, rows: readonly SweepRow[]) => void;
+  /** A batch has run: the job's table lists every batch, as they run. */
+  readonly onBatch: (used: BatchUsed) => void;
+}
+
 /**
  * Runs jobs' sweeps on other machines (src/queue) instead of this server's engines; the jobs
  * outlive this server there, so another one can take them up.
  */
 export interface JobDispatcher {
-  run(job: Job, options: StreamingRunOptions): Promise<SweepOutcome>;
+  run(job: Job, options: JobRunOptions): Promise<SweepOutcome>;
   /** Jobs a previous server left running. */
   unfinished(): Promise<{ readonly id: string; readonly sweep: Sweep; readonly createdAt: Date }[]>;
   /** The server is stopping: leave its jobs running for the next one instead of cancelling them. */
@@ -73,7 +81,7 @@ export class Job {
   settled: Promise<void> = Promise.resolve();
   private startedAt: Date | null = null;
   private finishedAt: Date | null = null;
-  private meta: SweepMeta | null = null;
+  private readonly batches: BatchUsed[] = [];
   private readonly rows: SweepRow[] = [];
   private readonly finished = new Set<number>();
   private instancesDone = 0;
@@ -117,7 +125,7 @@ export class Job {
     };
   }
 
-  /** The finished points so far; before the first point, the meta says what is known. */
+  /** The finished points so far, and every batch run so far. */
   outcome(): SweepOutcome {
     return {
       // points arrive in any order from a queue's workers; a table lists them in the grid's
@@ -126,7 +134,7 @@ export class Job {
       unfinished: this.unfinished(),
       cancelled: this.state === 'cancelled',
       error: this.error,
-      meta: this.meta ?? this.pendingMeta(),
+      meta: sweepMeta(this.sweep, [...this.batches], this.createdAt.toISOString()),
     };
   }
 
@@ -135,8 +143,8 @@ export class Job {
     this.startedAt = new Date();
   }
 
-  setMeta(meta: SweepMeta): void {
-    this.meta = meta;
+  addBatch(used: BatchUsed): void {
+    this.batches.push(used);
   }
 
   /** Progress of the running sweep: instances done, and planned so far (more as undecided configurations take seeds). */
@@ -185,22 +193,6 @@ export class Job {
   private unfinished(): number[] {
     return this.sweep.points.map((p) => p.index).filter((i) => !this.finished.has(i));
   }
-
-  private pendingMeta(): SweepMeta {
-    return {
-      problemId: this.sweep.problem.id,
-      sweepId: this.sweep.id,
-      engine: null,
-      adapter: null,
-      batches: [],
-      seeds: this.sweep.seeds,
-      maxSeeds: this.sweep.maxSeeds,
-      baseSeed: this.sweep.baseSeed,
-      servesimVersion: packageVersion(),
-      createdAt: this.createdAt.toISOString(),
-      trace: sweepTraceSummary(this.sweep),
-    };
-  }
 }
 
 export interface JobRegistryOptions {
@@ -224,11 +216,16 @@ export class JobRegistry {
   }
 
   create(sweep: Sweep): Job {
+    this.checkRoom();
+    return this.start(new Job(sweep));
+  }
+
+  /** Throws 429 when the jobs queued or running are at the bound: before a new job's body is checked. */
+  checkRoom(): void {
     const active = this.count((job) => !job.isFinal);
     if (active >= this.options.maxActive) {
       throw busy(`${active} jobs are queued or running, the most this server takes`, this.options.retryAfterSeconds);
     }
-    return this.start(new Job(sweep));
   }
 
   /** Takes up a job another server started (same id), past the bound on active jobs. */
@@ -293,13 +290,14 @@ export class JobRegistry {
     }
     job.start();
     try {
-      const options: StreamingRunOptions = {
+      const options: JobRunOptions = {
         signal,
-        onMeta: (meta) => job.setMeta(meta),
         onPoint: (point, rows) => job.addPoint(point, rows),
         onProgress: (progress) => job.setInstances(progress.instancesDone, progress.instancesTotal),
+        onBatch: (used) => job.addBatch(used),
       };
-      const outcome = await (dispatcher ? dispatcher.run(job, options) : runSweepStreaming(this.options.run, job.sweep, options));
+      // unlike an Arrow answer, a job sends no schema before its rows: it runs as one sweep
+      const outcome = await (dispatcher ? dispatcher.run(job, options) : this.options.run(job.sweep, options));
       const state = outcome.unfinished.length === 0 ? 'done' : outcome.cancelled ? 'cancelled' : 'failed';
       job.settle(state, state === 'failed' ? outcome.error : null);
     } catch (err) {

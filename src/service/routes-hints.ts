@@ -1,7 +1,9 @@
 /**
  * POST /v1/hints: the cheapest configurations that pass, searched over the paths a client
  * varies. It holds an engine slot while it runs and stops when the client leaves. A string
- * `problem` names a shipped problem: the search is given no folder, so it reads no paths.
+ * `problem` names a shipped problem: the search is given no folder, so it reads no paths. The
+ * synchronous instance limit bounds what the search may ask at once (HintOptions.maxInstances):
+ * the whole grid on its first seeds, before it starts, and each later round's batches.
  */
 import type { FastifyInstance } from 'fastify';
 import { ServesimError } from '../errors.js';
@@ -9,7 +11,6 @@ import type { HintRequest } from '../hint/api.js';
 import { gridPoints, type AxisSpec } from '../sweep/spec.js';
 import type { ServiceContext } from './context.js';
 import { watchDisconnect } from './disconnect.js';
-import { busy } from './errors.js';
 import { RUN_ERRORS } from './openapi.js';
 import { hintBodySchema } from './schemas.js';
 
@@ -24,7 +25,7 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
           responses: {
             200: { description: 'the hint result: a Pareto set of passing configurations and why cheaper ones fail', types: ['application/json'] },
             ...RUN_ERRORS,
-            413: { description: 'a grid over the points limit; a body too large, too deep or with too many keys' },
+            413: { description: 'a grid over the points limit, or whose first seeds on every point are over the instance limit; a body too large, too deep or with too many keys' },
             429: { description: 'too many sweeps running; see Retry-After' },
           },
         },
@@ -41,11 +42,11 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
           'vary',
         );
       }
-      const release = ctx.slots.tryAcquire();
-      if (release === undefined) throw busy(`${ctx.slots.size} sweeps are running, the most this server runs at once`, ctx.limits.retryAfterSeconds);
+      const release = ctx.slots.take(ctx.limits.retryAfterSeconds);
       const watch = watchDisconnect(reply);
       try {
-        return await ctx.runHints(body, { signal: watch.signal });
+        // the client waits, as for POST /v1/sweeps: the same limit on what it may ask at once
+        return await ctx.runHints(body, { signal: watch.signal, maxInstances: ctx.limits.syncMaxInstances });
       } finally {
         watch.dispose();
         release();

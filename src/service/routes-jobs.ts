@@ -43,7 +43,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       },
     },
     async (request, reply) => {
-      const job = ctx.jobs.create(parseSweepBody(ctx, request.body));
+      const job = ctx.jobs.create(await parseSweepBody(ctx, request.body, () => ctx.jobs.checkRoom()));
       return reply.code(202).header('location', job.status().links.self).send(job.status());
     },
   );

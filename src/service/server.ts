@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { ServesimError } from '../errors.js';
 import { runHints } from '../hint/search.js';
 import { shapeExcess } from '../problem/bounds.js';
+import { profileCatalogue } from '../problem/profiles.js';
 import { runSweep } from '../sweep/run.js';
 import { ProblemCatalog } from './catalog.js';
 import { DEFAULT_LIMITS, type HintRunner, type ServiceContext, type ServiceLimits } from './context.js';
@@ -102,6 +103,8 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
   registerJobRoutes(app, ctx);
   registerHintRoute(app, ctx);
   registerDocs(app, openApi);
+  // the GPU profile catalogue is read (YAML) once: before the first request, not during it
+  app.addHook('onReady', async () => void profileCatalogue());
   const { queue } = options;
   if (queue !== undefined) {
     app.addHook('onReady', async () => {

@@ -1,9 +1,11 @@
 /**
  * A counting semaphore over the simulation engine: every sweep or hint search holds one slot
- * while it runs. Requests that wait on an answer only try (and get 429 when none is free);
- * jobs queue, in order, and a freed slot goes to the oldest waiting job first.
+ * while it is checked and runs. Requests that wait on an answer only try (and get 429 when none
+ * is free, before any work their size asks for); jobs queue, in order, and a freed slot goes
+ * to the oldest waiting job first.
  */
 import { ServesimError } from '../errors.js';
+import { busy } from './errors.js';
 
 export type Release = () => void;
 
@@ -25,6 +27,13 @@ export class Slots {
     if (this.held >= this.size) return undefined;
     this.held++;
     return this.releaser();
+  }
+
+  /** A slot now, for a request that waits on its answer; 429 (come back in `retryAfterSeconds`) when none is free. */
+  take(retryAfterSeconds: number): Release {
+    const release = this.tryAcquire();
+    if (release === undefined) throw busy(`${this.size} sweeps are running, the most this server runs at once`, retryAfterSeconds);
+    return release;
   }
 
   /** Waits for a slot; rejects with SERVESIM_CANCELLED when `signal` aborts first. */

@@ -1,16 +1,17 @@
 /**
  * A sweep run that says what ran it before its first rows. runSweep reports its meta (engine,
  * adapter, version) only when it returns, but an Arrow stream's schema, which carries the
- * meta, goes out before the first batch: so the first point runs alone, then the rest.
+ * meta, goes out before the first batch: so the first point runs alone, then the rest. The
+ * outcome's meta is the whole sweep's, every batch of both runs.
  */
 import type { GridPoint, Sweep } from '../sweep/spec.js';
-import type { runSweep, SweepMeta, SweepOutcome, SweepProgress, SweepRow } from '../sweep/run.js';
+import { sweepMeta, type runSweep, type SweepMeta, type SweepOutcome, type SweepProgress, type SweepRow } from '../sweep/run.js';
 
 export type SweepRunner = typeof runSweep;
 
 export interface StreamingRunOptions {
   readonly signal: AbortSignal;
-  /** Called once, after the first point and before its rows reach `onPoint`. */
+  /** Called once, after the first point and before its rows reach `onPoint`: what ran that point. */
   readonly onMeta: (meta: SweepMeta) => void;
   readonly onPoint: (point: GridPoint, rows: readonly SweepRow[]) => void;
   readonly onProgress?: (progress: SweepProgress) => void;
@@ -58,6 +59,6 @@ export async function runSweepStreaming(run: SweepRunner, sweep: Sweep, options:
     unfinished: tail.unfinished,
     cancelled: tail.cancelled,
     error: tail.error,
-    meta: head.meta,
+    meta: sweepMeta(sweep, [...head.meta.batches, ...tail.meta.batches], tail.meta.createdAt),
   };
 }

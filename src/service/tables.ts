@@ -2,10 +2,13 @@
  * A sweep's table in the format the client's Accept header asks for: Arrow IPC stream (the
  * default), Parquet, JSON or CSV. Every format has one row per (grid point, case), grid columns first.
  */
-import { ARROW_STREAM_TYPE, sweepToArrow } from '../sweep/arrow.js';
-import { formatSweepCsv, formatSweepJson } from '../sweep/format.js';
-import { PARQUET_TYPE, sweepToParquet } from '../sweep/parquet.js';
-import type { SweepOutcome } from '../sweep/run.js';
+import { PassThrough, Readable } from 'node:stream';
+import { giveWay, piecesInSlices } from '../slices.js';
+import { ARROW_STREAM_TYPE, ArrowPieces, sweepArrowPieces, type SweepTable } from '../sweep/arrow.js';
+import { sweepCsvPieces, sweepJsonPieces } from '../sweep/format.js';
+import { PARQUET_TYPE, sweepParquetPieces } from '../sweep/parquet.js';
+import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
+import { ROWS_PER_BATCH } from '../sweep/table.js';
 import type { Sweep } from '../sweep/spec.js';
 import { ServiceError } from './errors.js';
 
@@ -47,16 +50,72 @@ export function negotiate(accept: string | undefined): TableFormat {
   return BY_MEDIA_TYPE[best.type]!;
 }
 
-/** The body and its content type, for the finished rows of `outcome` (all of them, or some). */
-export function encodeTable(format: TableFormat, sweep: Sweep, outcome: SweepOutcome): { type: string; body: string | Uint8Array } {
+/**
+ * The body and its content type, for the finished rows of `outcome` (all of them, or some): a
+ * stream made a slice of the event loop at a time (a large table's encoding would hold it for
+ * seconds), and only as fast as the client reads it.
+ */
+export function encodeTable(format: TableFormat, sweep: Sweep, outcome: SweepOutcome): { type: string; body: Readable } {
   switch (format) {
     case 'arrow':
-      return { type: ARROW_STREAM_TYPE, body: sweepToArrow(sweep, outcome.rows, outcome.meta) };
+      return { type: ARROW_STREAM_TYPE, body: sliced(sweepArrowPieces(sweep, outcome.rows, outcome.meta, { rowsPerBatch: ROWS_PER_BATCH })) };
     case 'parquet':
-      return { type: PARQUET_TYPE, body: sweepToParquet(sweep, outcome.rows, outcome.meta) };
+      return { type: PARQUET_TYPE, body: sliced(sweepParquetPieces(sweep, outcome.rows, outcome.meta, { rowsPerGroup: ROWS_PER_BATCH })) };
     case 'json':
-      return { type: 'application/json; charset=utf-8', body: formatSweepJson(sweep, outcome) };
+      return { type: 'application/json; charset=utf-8', body: sliced(sweepJsonPieces(sweep, outcome)) };
     case 'csv':
-      return { type: 'text/csv; charset=utf-8', body: formatSweepCsv(sweep, outcome) };
+      return { type: 'text/csv; charset=utf-8', body: sliced(sweepCsvPieces(sweep, outcome)) };
   }
+}
+
+/**
+ * An Arrow stream answered as a sweep's points finish: the rows that finish together (a pool's
+ * burst, a GPU pass) go out as one record batch of up to ROWS_PER_BATCH rows, written a turn
+ * of the event loop later, a batch a turn, rather than a batch (each with its fixed cost) for
+ * each point at once.
+ */
+export class ArrowAnswer {
+  readonly body = new PassThrough();
+  private readonly table: SweepTable;
+  private readonly pieces: ArrowPieces;
+  private pending: SweepRow[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(table: SweepTable) {
+    this.table = table;
+    this.pieces = new ArrowPieces(table.schema);
+    this.body.write(this.pieces.head());
+  }
+
+  add(rows: readonly SweepRow[]): void {
+    this.pending.push(...rows);
+    this.flushing ??= this.flush();
+  }
+
+  /** Writes what is pending, then `last` as the last batch (with the whole sweep's `final` meta), then the end. */
+  async end(last: readonly SweepRow[], final: SweepMeta): Promise<void> {
+    await this.flushing;
+    this.body.write(this.pieces.write(this.table.batch(last, final)));
+    this.body.end(this.pieces.finish());
+  }
+
+  private async flush(): Promise<void> {
+    // a body cut short (the client left, the sweep failed) takes no more
+    while (this.pending.length > 0 && !this.body.destroyed) {
+      await giveWay();
+      const rows = this.pending.splice(0, ROWS_PER_BATCH);
+      this.body.write(this.pieces.write(this.table.batch(rows)));
+    }
+    this.flushing = undefined;
+  }
+}
+
+/** Each slice's pieces as one chunk of the body. */
+function sliced(pieces: Iterable<string | Uint8Array>): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const slice of piecesInSlices(pieces)) yield Buffer.concat(slice.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+    })(),
+    { objectMode: false },
+  );
 }

@@ -1,17 +1,18 @@
 /**
  * Sweep results as Arrow: the table of table.ts, integers as int32, reals as float64, names
  * known up front (grid values, case names) dictionary-encoded. Dictionaries are fixed up front,
- * so a stream can carry one record batch per grid point as points finish.
+ * so a stream can carry a record batch per grid point as points finish; a whole table is a few
+ * large batches.
  */
 import {
-  Bool, Dictionary, Field, Float64, Int32, MessageReader, RecordBatch, RecordBatchFileWriter,
-  RecordBatchStreamWriter, Schema, Struct, Utf8, makeData, tableFromIPC, vectorFromArray,
-  type DataType, type Data, type Table, type Vector,
+  AsyncByteQueue, Bool, Dictionary, Field, Float64, Int32, MessageReader, RecordBatch, RecordBatchFileWriter,
+  RecordBatchStreamWriter, Schema, Struct, Table, Utf8, makeData, tableFromIPC, vectorFromArray,
+  type DataType, type Data, type Vector,
 } from 'apache-arrow';
 import { ServesimError } from '../errors.js';
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
-import { groupByPoint, resultColumns, resultMetadata, type ColumnType, type HeldPoints, type ResultColumn } from './table.js';
+import { groupByPoint, resultColumns, resultMetadata, RUN_METADATA_KEYS, runMetadata, type ColumnType, type HeldPoints, type ResultColumn } from './table.js';
 
 export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
 
@@ -44,10 +45,36 @@ function arrowColumn({ name, type, nullable, names, valueOf }: ResultColumn): Co
     };
   }
   const arrowType = ARROW_TYPES[type];
+  if (type === 'int32' || type === 'float64') {
+    return { field: new Field(name, arrowType, nullable), build: (rows) => numberData(rows, valueOf, arrowType as Int32 | Float64) };
+  }
   return {
     field: new Field(name, arrowType, nullable),
     build: (rows) => vectorFromArray(rows.map(valueOf), arrowType).data[0]!,
   };
+}
+
+/**
+ * A number column's values written straight into their buffer, nulls cleared in a validity
+ * bitmap: apache-arrow's vectorFromArray goes through a builder, many times slower, and a
+ * table's numbers are almost all of its values.
+ */
+function numberData(rows: readonly SweepRow[], valueOf: ResultColumn['valueOf'], type: Int32 | Float64): Data {
+  const data = type instanceof Int32 ? new Int32Array(rows.length) : new Float64Array(rows.length);
+  let nullBitmap: Uint8Array | undefined;
+  let nullCount = 0;
+  rows.forEach((row, i) => {
+    const v = valueOf(row);
+    if (v !== null) {
+      data[i] = v as number;
+      return;
+    }
+    nullBitmap ??= new Uint8Array(Math.ceil(rows.length / 8)).fill(0xff);
+    nullBitmap[i >> 3]! &= ~(1 << (i & 7));
+    nullCount++;
+  });
+  const props = { length: rows.length, nullCount, ...(nullBitmap === undefined ? {} : { nullBitmap }) };
+  return type instanceof Int32 ? makeData({ type, data: data as Int32Array, ...props }) : makeData({ type, data: data as Float64Array, ...props });
 }
 
 /** Builds record batches for a sweep's rows, all with one schema. */
@@ -61,9 +88,11 @@ export class SweepTable {
     this.schema = new Schema(this.columns.map((c) => c.field), new Map(resultMetadata(sweep, meta, held)));
   }
 
-  batch(rows: readonly SweepRow[]): RecordBatch {
+  /** `final`: the whole sweep's meta, for a stream's last batch (runMetadata) when its schema went out before. */
+  batch(rows: readonly SweepRow[], final?: SweepMeta): RecordBatch {
     const children = this.columns.map((c) => c.build(rows));
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rows.length, children, nullCount: 0 }));
+    const data = makeData({ type: new Struct(this.schema.fields), length: rows.length, children, nullCount: 0 });
+    return new RecordBatch(this.schema, data, final === undefined ? undefined : new Map(runMetadata(final)));
   }
 }
 
@@ -72,21 +101,81 @@ export interface SweepArrowOptions {
   readonly format?: IpcFormat;
   /** Why the sweep stopped early, when `rows` lack some grid points. */
   readonly stopped?: string;
+  /**
+   * Rows of a record batch, for a table sent as it is encoded (ROWS_PER_BATCH: few batches, each
+   * encoded in milliseconds); default: a batch a grid point, which a file's reader can take alone.
+   */
+  readonly rowsPerBatch?: number;
+}
+
+/** A writer's sink that hands over what it was given so far, as one piece, and keeps nothing. */
+class TakenBytes extends AsyncByteQueue {
+  private pieces: Uint8Array[] = [];
+
+  override write(value: Uint8Array): void {
+    this.pieces.push(value);
+  }
+
+  take(): Uint8Array {
+    const bytes = Buffer.concat(this.pieces);
+    this.pieces = [];
+    return bytes;
+  }
 }
 
 /**
- * The rows as one Arrow IPC stream or file, a record batch per grid point. Grid points the
- * rows lack are named in the metadata. (The writer closes its sink after a Table: write each
- * batch, then finish once.)
+ * Arrow IPC (a stream, or a file) written a record batch at a time, each call answering the
+ * bytes it wrote: for a body sent as it is made. (apache-arrow's own writer queues every buffer
+ * of every batch until read, and reads its queue from the front, a copy of the rest each time.)
  */
-export function sweepToArrow(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Uint8Array {
+export class ArrowPieces {
+  private readonly sink = new TakenBytes();
+  private readonly writer: RecordBatchStreamWriter | RecordBatchFileWriter;
+
+  constructor(schema: Schema, format: IpcFormat = 'stream') {
+    this.writer = format === 'file' ? new RecordBatchFileWriter() : new RecordBatchStreamWriter();
+    this.writer.reset(this.sink, schema);
+  }
+
+  /** The schema's bytes (a file's magic first). */
+  head(): Uint8Array {
+    return this.sink.take();
+  }
+
+  write(batch: RecordBatch): Uint8Array {
+    this.writer.write(batch);
+    return this.sink.take();
+  }
+
+  /** The end: a stream's end marker, a file's footer. */
+  finish(): Uint8Array {
+    this.writer.finish();
+    return this.sink.take();
+  }
+}
+
+/**
+ * The rows as one Arrow IPC stream or file, in pieces: the schema, each record batch (rows
+ * grouped by grid point), the end. Grid points the rows lack are named in the metadata.
+ */
+export function* sweepArrowPieces(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
   const { groups, held } = groupByPoint(rows, options.stopped);
   const table = new SweepTable(sweep, meta, held);
-  const writer = options.format === 'file' ? new RecordBatchFileWriter() : new RecordBatchStreamWriter();
-  writer.reset(undefined, table.schema);
-  for (const pointRows of groups) writer.write(table.batch(pointRows));
-  writer.finish();
-  return writer.toUint8Array(true);
+  const writer = new ArrowPieces(table.schema, options.format);
+  yield writer.head();
+  const size = options.rowsPerBatch;
+  const batches = size === undefined ? groups : inBatches(groups.flat(), size);
+  for (const batchRows of batches) yield writer.write(table.batch(batchRows));
+  yield writer.finish();
+}
+
+function inBatches<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, b) => items.slice(b * size, (b + 1) * size));
+}
+
+/** sweepArrowPieces, whole. */
+export function sweepToArrow(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Uint8Array {
+  return Buffer.concat([...sweepArrowPieces(sweep, rows, meta, options)]);
 }
 
 const MAGIC = Buffer.from('ARROW1');
@@ -173,5 +262,17 @@ export function readSweepArrow(data: Uint8Array, name: string): SweepArrow {
   else if (found.schema === null) gaps.push(`${found.rows} rows come before the cut`);
   if (gaps.length > 0) throw unreadable(`${name} is cut short: ${gaps.join('; ')}. Run the sweep again to write it whole`);
   if (table === null) throw unreadable(`${name} is not a readable Arrow IPC file: its record batches do not decode`);
-  return { table, partial: describePartial(table.schema.metadata) };
+  const whole = withFinalRunMetadata(table);
+  return { table: whole, partial: describePartial(whole.schema.metadata) };
+}
+
+/** The table with its last record batch's runMetadata, when it has some, in place of its schema's. */
+function withFinalRunMetadata(table: Table): Table {
+  const final = table.batches.at(-1)?.metadata;
+  if (final?.has('servesim.batches') !== true) return table;
+  const metadata = new Map(table.schema.metadata);
+  for (const key of RUN_METADATA_KEYS) metadata.delete(key);
+  for (const [key, value] of final) if (RUN_METADATA_KEYS.includes(key)) metadata.set(key, value);
+  const schema = new Schema(table.schema.fields, metadata);
+  return new Table(schema, table.batches.map((b) => new RecordBatch(schema, b.data, b.metadata)));
 }

@@ -6,7 +6,7 @@
 import { goalsInMilliseconds } from '../model/problem.js';
 import { SUMMARY_COLUMNS } from '../model/summary.js';
 import { csvField, formatCsv, formatTable, summaryToJson, type JsonCell } from '../run/format.js';
-import type { SweepOutcome } from './run.js';
+import type { SweepOutcome, SweepRow } from './run.js';
 import type { GridPoint, GridValue, Sweep } from './spec.js';
 
 /** A grid point's values keyed by their paths (`{"gpu.slots": 8, ...}`). */
@@ -19,8 +19,18 @@ export function describePoint(sweep: Sweep, point: GridPoint): string {
   return sweep.axes.map((axis, a) => `${axis.path}=${String(point.values[a])}`).join(', ');
 }
 
+/** A row of a sweep's JSON: the grid values, then the summary columns. */
+function rowToJson(sweep: Sweep, row: SweepRow): Record<string, JsonCell> {
+  // not a literal spreading both: V8 copies a second spread key by key, many times slower
+  return Object.assign(pointValues(sweep, row.point), summaryToJson(row.summary));
+}
+
 /** The sweep, its meta and every finished row as a plain JSON value; unfinished points last. */
 export function sweepToJson(sweep: Sweep, outcome: SweepOutcome): Record<string, unknown> {
+  return sweepJson(sweep, outcome, outcome.rows.map((r) => rowToJson(sweep, r)));
+}
+
+function sweepJson(sweep: Sweep, outcome: SweepOutcome, rows: unknown): Record<string, unknown> {
   return {
     sweep: {
       id: sweep.id,
@@ -35,25 +45,47 @@ export function sweepToJson(sweep: Sweep, outcome: SweepOutcome): Record<string,
       goals: goalsInMilliseconds(sweep.problem.goals),
     },
     meta: outcome.meta,
-    rows: outcome.rows.map((r): Record<string, JsonCell> => ({ ...pointValues(sweep, r.point), ...summaryToJson(r.summary) })),
+    rows,
     unfinished: outcome.unfinished.map((i) => ({ index: i, ...pointValues(sweep, sweep.points[i]!) })),
     cancelled: outcome.cancelled,
     error: outcome.error?.message ?? null,
   };
 }
 
-export function formatSweepJson(sweep: Sweep, outcome: SweepOutcome): string {
-  return JSON.stringify(sweepToJson(sweep, outcome), null, 2) + '\n';
+/** Stands for the rows in the JSON text around them (a top-level key: its line is indented by two). */
+const ROWS_AT = `\n  "rows": ${JSON.stringify('\u0000rows')}`;
+
+/**
+ * sweepToJson's text (indented by two, as JSON.stringify writes it), in pieces: what comes
+ * before the rows, each row, what comes after; a server answers others between them.
+ */
+export function* sweepJsonPieces(sweep: Sweep, outcome: SweepOutcome): Generator<string> {
+  const around = JSON.stringify(sweepJson(sweep, outcome, '\u0000rows'), null, 2);
+  const at = around.indexOf(ROWS_AT);
+  const rows = outcome.rows;
+  yield `${around.slice(0, at)}\n  "rows": [`;
+  for (let i = 0; i < rows.length; i++) {
+    // a list's items sit two deeper than its key, their lines too
+    yield `${i === 0 ? '' : ','}\n    ${JSON.stringify(rowToJson(sweep, rows[i]!), null, 2).replaceAll('\n', '\n    ')}`;
+  }
+  yield `${rows.length === 0 ? '' : '\n  '}]${around.slice(at + ROWS_AT.length)}\n`;
 }
 
-/** CSV whose header is the grid paths, then `SUMMARY_COLUMNS`. */
-export function formatSweepCsv(sweep: Sweep, outcome: SweepOutcome): string {
-  const lines = [[...sweep.axes.map((a) => a.path), ...SUMMARY_COLUMNS].map(csvField).join(',')];
+export function formatSweepJson(sweep: Sweep, outcome: SweepOutcome): string {
+  return [...sweepJsonPieces(sweep, outcome)].join('');
+}
+
+/** CSV whose header is the grid paths, then `SUMMARY_COLUMNS`, in pieces: the header, then a line a row. */
+export function* sweepCsvPieces(sweep: Sweep, outcome: SweepOutcome): Generator<string> {
+  yield `${[...sweep.axes.map((a) => a.path), ...SUMMARY_COLUMNS].map(csvField).join(',')}\n`;
   for (const { point, summary } of outcome.rows) {
     const grid = point.values.map((v) => (typeof v === 'number' ? String(v) : csvField(v)));
-    lines.push([...grid, formatCsv([summary], { header: false }).trimEnd()].join(','));
+    yield `${[...grid, formatCsv([summary], { header: false }).trimEnd()].join(',')}\n`;
   }
-  return lines.join('\n') + '\n';
+}
+
+export function formatSweepCsv(sweep: Sweep, outcome: SweepOutcome): string {
+  return [...sweepCsvPieces(sweep, outcome)].join('');
 }
 
 /**

@@ -4,7 +4,7 @@
  * other numbers DOUBLE, `passes` BOOLEAN, names UTF8 strings (dictionary-encoded by the writer
  * where that pays).
  */
-import { parquetWriteBuffer, type BasicType } from 'hyparquet-writer';
+import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
 import { groupByPoint, resultColumns, resultMetadata, type ColumnType } from './table.js';
@@ -19,18 +19,50 @@ const PARQUET_TYPES: Readonly<Record<ColumnType, BasicType>> = {
 /** Parquet's media type (IANA, 2024). */
 export const PARQUET_TYPE = 'application/vnd.apache.parquet';
 
-/** The rows as a Parquet file. `stopped`: why the sweep stopped early, when `rows` lack some grid points. */
-export function sweepToParquet(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, stopped?: string): Uint8Array {
-  const { groups, held } = groupByPoint(rows, stopped);
+export interface SweepParquetOptions {
+  /** Why the sweep stopped early, when `rows` lack some grid points. */
+  readonly stopped?: string;
+  /** Rows of a row group, for a file sent as it is encoded (ROWS_PER_BATCH), a group a piece; default: the writer's groups, in one piece. */
+  readonly rowsPerGroup?: number;
+}
+
+/**
+ * The rows as a Parquet file, in pieces: the bytes of each write as it is made, then the
+ * footer.
+ */
+export function* sweepParquetPieces(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
+  const { rowsPerGroup } = options;
+  const { groups, held } = groupByPoint(rows, options.stopped);
   const ordered = groups.flat();
-  const buffer = parquetWriteBuffer({
-    columnData: resultColumns(sweep).map(({ name, type, nullable, valueOf }) => ({
-      name,
-      data: ordered.map(valueOf),
-      type: PARQUET_TYPES[type],
-      nullable,
-    })),
+  const columns = resultColumns(sweep);
+  const bytes = new ByteWriter();
+  // in pieces, a group's metadata (statistics, page indexes) costs more than its rows, and all
+  // of it is written with the footer at once: a results table is small enough to read whole
+  const sliced = rowsPerGroup !== undefined;
+  const writer = new ParquetWriter({
+    writer: bytes,
+    statistics: !sliced,
+    schema: schemaFromColumnData({ columnData: columns.map(({ name, type, nullable }) => ({ name, data: [], type: PARQUET_TYPES[type], nullable })) }),
     kvMetadata: resultMetadata(sweep, meta, held).map(([key, value]) => ({ key, value })),
   });
-  return new Uint8Array(buffer);
+  let taken = 0;
+  const written = (): Uint8Array => {
+    const piece = bytes.getBytes().slice(taken);
+    taken = bytes.offset;
+    return piece;
+  };
+  const size = rowsPerGroup ?? ordered.length;
+  for (let from = 0; from < ordered.length; from += size) {
+    const slice = ordered.slice(from, from + size);
+    const columnData = columns.map(({ name, valueOf }) => ({ name, data: slice.map(valueOf), offsetIndex: !sliced }));
+    writer.write({ columnData, ...(sliced ? { rowGroupSize: size } : {}) });
+    yield written();
+  }
+  writer.finish();
+  yield written();
+}
+
+/** sweepParquetPieces, whole. `stopped`: why the sweep stopped early, when `rows` lack some grid points. */
+export function sweepToParquet(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, stopped?: string): Uint8Array {
+  return Buffer.concat([...sweepParquetPieces(sweep, rows, meta, stopped === undefined ? {} : { stopped })]);
 }

@@ -67,11 +67,15 @@ export interface SweepRunOptions {
   readonly onProgress?: (progress: SweepProgress) => void;
   /** Runs only these points (by index), e.g. for a hint search; all when absent. */
   readonly only?: readonly number[];
+  /** The most instances one engine batch holds (src/run/points.ts); a hint search over HTTP keeps its rounds under the server's limit. */
+  readonly batchInstances?: number;
+  /** A batch has run (the meta lists every one when the sweep returns). */
+  readonly onBatch?: (used: BatchUsed) => void;
 }
 
 /** The problem a grid point stands for. */
 export function pointProblem(sweep: Sweep, point: GridPoint) {
-  const problem = problemFromObject(sweep.problemRaw, point.sets, sweep.problemSource, sweep.traceDirs);
+  const problem = problemFromObject(sweep.problemRaw, point.overrides, sweep.problemSource, sweep.traceDirs);
   return sweep.confidence === problem.confidence ? problem : { ...problem, confidence: sweep.confidence };
 }
 
@@ -100,8 +104,10 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
   const rows: SweepRow[] = [];
   const finished: number[] = [];
   let instances = 0;
-  const { batches, error } = await runPoints(points, (point) => pointProblem(sweep, point), sweep, {
+  const spec = options.batchInstances === undefined ? sweep : { ...sweep, batchInstances: options.batchInstances };
+  const { batches, error } = await runPoints(points, (point) => pointProblem(sweep, point), spec, {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.onBatch === undefined ? {} : { onBatch: options.onBatch }),
     onPoint: (point, summaries) => {
       const pointRows = summaries.map((summary) => ({ point, summary }));
       rows.push(...pointRows);
@@ -118,27 +124,35 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
   rows.sort((a, b) => order.get(a.point.index)! - order.get(b.point.index)!);
   finished.sort((a, b) => order.get(a)! - order.get(b)!);
   const done = new Set(finished);
-  const engines = batches.length === 0 ? null : engineMeta(batches);
   return {
     rows,
     finished,
     unfinished: points.filter((p) => !done.has(p.index)).map((p) => p.index),
     cancelled: options.signal?.aborted ?? false,
     error,
-    meta: {
-      problemId: sweep.problem.id,
-      sweepId: sweep.id,
-      engine: engines?.engine ?? null,
-      adapter: engines?.adapter ?? null,
-      ...(engines?.choice === undefined ? {} : { choice: engines.choice }),
-      ...(engines?.note === undefined ? {} : { note: engines.note }),
-      batches,
-      seeds: sweep.seeds,
-      maxSeeds: sweep.maxSeeds,
-      baseSeed: sweep.baseSeed,
-      servesimVersion: batches.length === 0 ? null : packageVersion(),
-      createdAt: new Date().toISOString(),
-      trace: sweepTraceSummary(sweep),
-    },
+    meta: sweepMeta(sweep, batches, new Date().toISOString()),
+  };
+}
+
+/**
+ * A sweep's meta from the batches it ran, wherever they ran (here, in parts, on a queue's
+ * workers): the engine that ran the most instances, and every batch.
+ */
+export function sweepMeta(sweep: Sweep, batches: readonly BatchUsed[], createdAt: string): SweepMeta {
+  const engines = batches.length === 0 ? null : engineMeta(batches);
+  return {
+    problemId: sweep.problem.id,
+    sweepId: sweep.id,
+    engine: engines?.engine ?? null,
+    adapter: engines?.adapter ?? null,
+    ...(engines?.choice === undefined ? {} : { choice: engines.choice }),
+    ...(engines?.note === undefined ? {} : { note: engines.note }),
+    batches,
+    seeds: sweep.seeds,
+    maxSeeds: sweep.maxSeeds,
+    baseSeed: sweep.baseSeed,
+    servesimVersion: batches.length === 0 ? null : packageVersion(),
+    createdAt,
+    trace: sweepTraceSummary(sweep),
   };
 }

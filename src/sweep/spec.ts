@@ -4,14 +4,17 @@
  * `Sweep`; every grid point is checked to build a valid problem before any work starts.
  */
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { invalidProblem, invalidSweep, ServesimError, type FieldIssue } from '../errors.js';
 import type { Problem } from '../model/problem.js';
 import { traceSummary, type TraceSummary } from '../model/trace.js';
 import { AUTO_FIRST_SEEDS, DEFAULT_MAX_SEEDS, seedRange } from '../model/verdict.js';
 import { problemFromObject, readInputFile, readYaml, selectCases, type TraceDirs } from '../problem/parse.js';
+import type { OverrideInput } from '../problem/overrides.js';
+import { parsePath } from '../problem/paths.js';
 import { isPlainObject } from '../problem/schema-walk.js';
+import { problemSource, resolveProblemSource, type ProblemFile } from '../problem/source.js';
+import { runInSlices, runWhole } from '../slices.js';
 import type { EngineChoice } from '../run/types.js';
 import { DEFAULT_MAX_INSTANCES, MAX_SEEDS, MAX_SEEDS_MESSAGE } from './limits.js';
 
@@ -99,8 +102,11 @@ export interface GridAxis {
 export interface GridPoint {
   readonly index: number;
   readonly values: readonly GridValue[];
-  /** `--set` strings that make this point's problem. */
-  readonly sets: readonly string[];
+  /**
+   * The overrides that make this point's problem: each axis's path and value, parsed once for
+   * every point that takes them, and named in messages as `--set path=value`.
+   */
+  readonly overrides: readonly OverrideInput[];
 }
 
 export interface Sweep {
@@ -151,18 +157,6 @@ export interface SweepParseOptions {
   readonly engine?: EngineChoice;
 }
 
-const shippedProblems = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../problems/' : '../../../problems/', import.meta.url));
-
-/** The folder of problem files shipped with servesim. */
-/** Whether a `problem` names a shipped problem by its id (`mmc`) rather than a file. */
-export function isShippedId(problem: string): boolean {
-  return /^[a-z0-9][a-z0-9-]*$/.test(problem);
-}
-
-export function shippedProblemsDir(): string {
-  return shippedProblems;
-}
-
 function invalid(path: string, message: string): ServesimError {
   return new ServesimError('SERVESIM_SWEEP_INVALID', message, path);
 }
@@ -195,29 +189,26 @@ function axisType(values: readonly GridValue[]): GridAxis['type'] {
 }
 
 /**
- * Reads the problem a sweep names: a shipped id, a file path, or an inline object. Messages
- * name a file as the sweep does, relative to its folder (a shipped one by its file name), never
- * by the absolute path: a server's errors must not describe its disk.
+ * Reads the problem a sweep names (problem/source.ts: a shipped id, a file path, or an inline
+ * object). Messages name a file as the sweep does, relative to its folder (a shipped one by its
+ * file name), never by the absolute path: a server's errors must not describe its disk.
  */
 function resolveProblem(problem: string | Record<string, unknown>, baseDir: string | undefined): { raw: unknown; source: string; dir: string | undefined } {
-  if (typeof problem !== 'string') return { raw: problem, source: 'inline problem', dir: baseDir };
-  const shipped = isShippedId(problem);
-  if (!shipped && baseDir === undefined) {
-    throw invalid('problem', `"${problem}" is not a shipped problem id; send the problem inline or name one of GET /v1/problems`);
-  }
-  const source = shipped ? `${problem}.yaml` : problem;
   let text: string;
-  let path: string;
+  let resolved: ProblemFile;
   try {
-    path = shipped ? resolve(shippedProblems, source) : resolve(baseDir!, problem);
-    text = readInputFile(path, 'problem file', source);
+    const found = resolveProblemSource(problemSource(problem), baseDir);
+    if ('inline' in found) return { raw: found.inline, source: found.shown, dir: baseDir };
+    resolved = found;
+    text = readInputFile(found.file, 'problem file', found.shown);
   } catch (err) {
     if (!(err instanceof ServesimError)) throw err;
     // the sweep's field is to blame: a file it cannot read is an invalid sweep, one too large stays so
     if (err.code !== 'SERVESIM_FILE_UNREADABLE') throw new ServesimError(err.code, err.message, 'problem');
-    throw invalid('problem', shipped ? `no shipped problem "${problem}"` : err.message);
+    throw invalid('problem', err.message);
   }
-  return { raw: readYaml(text, source, (issues) => invalidProblem(issues, source)).value, source, dir: baseDir === undefined ? undefined : dirname(path) };
+  const { value } = readYaml(text, resolved.shown, (issues) => invalidProblem(issues, resolved.shown));
+  return { raw: value, source: resolved.shown, dir: baseDir === undefined ? undefined : dirname(resolved.file) };
 }
 
 /**
@@ -234,6 +225,16 @@ export function protoGridKey(raw: unknown, field: string): FieldIssue | undefine
 
 /** Validates a sweep (already parsed from YAML or JSON) and expands its grid. */
 export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): Sweep {
+  return runWhole(sweepSteps(raw, options));
+}
+
+/** sweepFromObject for a server: the grid's points are listed and checked in slices of the event loop. */
+export function sweepFromObjectInSlices(raw: unknown, options: SweepParseOptions = {}): Promise<Sweep> {
+  return runInSlices(sweepSteps(raw, options));
+}
+
+/** sweepFromObject's steps: it may pause after each grid point it lists or checks. */
+function* sweepSteps(raw: unknown, options: SweepParseOptions): Generator<void, Sweep> {
   const proto = protoGridKey(raw, 'grid');
   if (proto !== undefined) throw invalidSweep([proto]);
   const parsed = sweepFileSchema.safeParse(raw);
@@ -275,28 +276,40 @@ export function sweepFromObject(raw: unknown, options: SweepParseOptions = {}): 
     const values = axisValues(spec);
     return { path, values, type: axisType(values) };
   });
+  const axisOverrides = axes.map((axis) => {
+    const path = parsePath(axis.path);
+    // a path that does not parse stays text: checking the first point reports it as --set's
+    return axis.values.map((value): OverrideInput => {
+      const text = `${axis.path}=${JSON.stringify(value)}`;
+      return path === undefined ? text : { path, value, text };
+    });
+  });
   const points: GridPoint[] = [];
   for (let index = 0; index < count; index++) {
     let rest = index;
     const values: GridValue[] = new Array<GridValue>(axes.length);
+    const overrides: OverrideInput[] = new Array<OverrideInput>(axes.length);
     for (let a = axes.length - 1; a >= 0; a--) {
       const axis = axes[a]!;
-      values[a] = axis.values[rest % axis.values.length]!;
+      const v = rest % axis.values.length;
+      values[a] = axis.values[v]!;
+      overrides[a] = axisOverrides[a]![v]!;
       rest = Math.floor(rest / axis.values.length);
     }
-    const sets = axes.map((axis, a) => `${axis.path}=${JSON.stringify(values[a])}`);
-    points.push({ index, values, sets });
+    points.push({ index, values, overrides });
+    yield;
   }
   // every point must make a valid problem for the cases: a bad value fails now, not after hours of work
   for (const point of points) {
     try {
-      selectCases(problemFromObject(problemRaw, point.sets, source, traceDirs), caseNames);
+      selectCases(problemFromObject(problemRaw, point.overrides, source, traceDirs), caseNames);
     } catch (err) {
       // the override error names the path; say which grid point carried it
       const at = axes.map((a, i) => `${a.path}=${String(point.values[i])}`).join(', ');
       const message = err instanceof Error ? err.message : String(err);
       throw new ServesimError('SERVESIM_SWEEP_INVALID', `grid point ${point.index} (${at}): ${message}`, 'grid');
     }
+    yield;
   }
   return {
     id: file.id ?? problem.id,

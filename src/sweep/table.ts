@@ -60,6 +60,14 @@ export interface HeldPoints {
 }
 
 /**
+ * Rows of a record batch (Arrow) or row group (Parquet) of a table the service encodes as it
+ * sends it: each has a fixed cost (a batch a grid point made a table many times larger, and
+ * slower to encode, than its rows), and one batch is encoded between two turns of the event
+ * loop (src/slices.ts), so a batch holds few enough rows to take milliseconds.
+ */
+export const ROWS_PER_BATCH = 512;
+
+/**
  * The rows grouped by grid point (points in the order they first appear), and which points
  * they hold; `stopped`: why the sweep stopped early, when they lack some.
  */
@@ -104,6 +112,23 @@ function completenessMetadata(sweep: Sweep, held: HeldPoints | undefined): [stri
 }
 
 /**
+ * The entries that say what ran the sweep: the engine of most of its instances, why, and every
+ * batch. An Arrow stream's schema goes out after its first grid point (service/streaming-run.ts),
+ * so its last record batch carries these again, for the whole sweep, and a reader takes those.
+ */
+export function runMetadata(meta: SweepMeta): [string, string][] {
+  return [
+    ['servesim.engine', meta.engine ?? 'none'],
+    ['servesim.adapter', meta.adapter ?? ''],
+    ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
+    ['servesim.batches', JSON.stringify(meta.batches)],
+  ];
+}
+
+/** The keys runMetadata may write. */
+export const RUN_METADATA_KEYS: readonly string[] = ['servesim.engine', 'servesim.adapter', 'servesim.engine_choice', 'servesim.batches'];
+
+/**
  * The table's key/value metadata: the problem, sweep, engine and goals, and how much of the
  * sweep it holds. `held`: the points the table holds when the sweep stopped early; all by default.
  */
@@ -112,8 +137,7 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     ['servesim.problem', meta.problemId],
     ['servesim.sweep', meta.sweepId],
     ['servesim.version', meta.servesimVersion ?? 'unknown'],
-    ['servesim.engine', meta.engine ?? 'none'],
-    ['servesim.adapter', meta.adapter ?? ''],
+    ...runMetadata(meta),
     ['servesim.seeds', String(meta.seeds)],
     ['servesim.max_seeds', String(meta.maxSeeds)],
     ['servesim.verdict_level', String(VERDICT_LEVEL)],
@@ -124,8 +148,6 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     ['servesim.confidence', String(sweep.confidence)],
     // a meta from before the field has none
     ['servesim.trace', JSON.stringify(meta.trace ?? null)],
-    ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
-    ['servesim.batches', JSON.stringify(meta.batches)],
     ...completenessMetadata(sweep, held),
   ];
 }
