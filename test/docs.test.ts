@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_MEASURED_BYTES } from '../src/cli/compare-command.js';
 import { MAX_RESULTS_BYTES } from '../src/cli/report-command.js';
 import { buildProgram, type ProgramDeps, type SweepIo } from '../src/cli/program.js';
 import { MAX_LISTED_ISSUES } from '../src/errors.js';
@@ -103,6 +104,7 @@ describe('docs/limits.md', () => {
     expect(value('keys and values in a document')).toBe(count(INPUT_LIMITS.nodes));
     expect(value('nesting depth; YAML alias expansions')).toBe(`${INPUT_LIMITS.depth} levels; ${INPUT_LIMITS.aliases}`);
     expect(value('results file')).toBe(`${MAX_RESULTS_BYTES / 1024 ** 3} GiB`);
+    expect(value('measured result')).toBe(`${MAX_MEASURED_BYTES / 1024 ** 2} MiB`);
     expect(value('issues listed in one error')).toBe(String(MAX_LISTED_ISSUES));
     expect(value('seeds per case and grid point')).toBe(count(MAX_SEEDS));
     expect(value('seeds an undecided configuration takes')).toBe(`${count(DEFAULT_MAX_SEEDS)} by default, at most ${count(MAX_SEEDS)}`);

@@ -6,11 +6,12 @@
  * a person to look at.
  * Without chromium this fails under CI (install the `chromium` package) and skips elsewhere.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main, type ProgramDeps, type SweepIo } from '../src/cli/program.js';
 import { renderReport } from '../src/report/html.js';
@@ -258,6 +259,46 @@ describe.skipIf(!haveChromium)('the sweep report in chromium', () => {
       expect.arrayContaining(['bounded-affinity', 'round-robin']));
     await expectClearLabels(page);
     await page.screenshot({ path: join(OUTPUT, 'report-labels-by-policy.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('charts every latency goal the problem sets: TTFT and TPOT p99 beside p99, each with its goal', async () => {
+    const problem = parse(readFileSync('problems/hot-prefix.yaml', 'utf8')) as { goals: Record<string, unknown> };
+    problem.goals = { ...problem.goals, ttft_p99: '2s', tpot_p99: '60ms' };
+    const sweep = sweepFromObject({ id: 'token-goals', problem, grid: { 'gpu.slots': [4, 8, 16, 32] }, seeds: 16 });
+    const file = join(dir, 'token-goals.html');
+    writeFileSync(file, renderReport(asTable(sweep, syntheticOutcome(sweep, undefined, { tpot_p99_ms: 45, tpot_p99_lo_ms: 40, tpot_p99_hi_ms: 52 }))));
+    const { page, problems } = await open(file);
+    expect(await texts(page, 'section.case:nth-of-type(2) figure.chart > figcaption')).toEqual([
+      expect.stringMatching(/^pass probability/), expect.stringMatching(/^success/), expect.stringMatching(/^p99 latency/),
+      expect.stringMatching(/^TTFT p99/), expect.stringMatching(/^TPOT p99/),
+    ]);
+    // each case's pass probability, success, p99, TTFT and TPOT as lines; all cases' pass probability
+    expect(await count(page, 'g[aria-label="line"] path')).toBe(4 * 5 + 1);
+    expect(await texts(page, 'g[aria-label="text"] text')).toEqual(expect.arrayContaining(['≤ 2 s', '≤ 0.06 s']));
+    await expectClearLabels(page);
+    await page.screenshot({ path: join(OUTPUT, 'report-token-goals.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('draws names on the x axis as points with interval bars, not lines', async () => {
+    const sweep = hotPrefixSweep({ 'router.policy': ['prefix-affinity', 'least-loaded', 'cache-aware'], 'gpu.slots': [8, 16] });
+    const file = join(dir, 'names.html');
+    writeFileSync(file, renderReport(asTable(sweep, syntheticOutcome(sweep))));
+    const { page, problems } = await open(file);
+    // slots (numbers) start on x, as lines
+    expect(await count(page, 'g[aria-label="line"] path')).toBeGreaterThan(0);
+    await page.selectOption('select[name="x axis"]', { label: 'router.policy' });
+    expect(await count(page, 'g[aria-label="line"] path')).toBe(0);
+    expect(await count(page, 'g[aria-label="area"] path')).toBe(0);
+    // success and p99 of the four cases: a bar per point with an interval, the two slot counts side by side
+    const dots = await page.locator('section.case:nth-of-type(2) figure.chart:nth-of-type(2) g[aria-label="dot"] circle').evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cx'))));
+    expect(dots).toHaveLength(3 * 2);
+    expect(new Set(dots).size).toBe(6);
+    expect(await count(page, 'section.case:nth-of-type(2) figure.chart:nth-of-type(2) g[aria-label="rule"] line')).toBe(3 * 2 + 1);
+    expect(await texts(page, 'section.case:nth-of-type(2) figcaption .hint-key')).toContain('colour: gpu.slots; bars: across-seed interval; dashed: goal');
+    await expectClearLabels(page);
+    await page.screenshot({ path: join(OUTPUT, 'report-names-on-x.png'), fullPage: true });
     expect(problems).toEqual([]);
   });
 

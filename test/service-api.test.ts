@@ -37,25 +37,38 @@ describe('problems', () => {
     });
   });
 
-  it('gives one typed problem, or 404 naming the id and the known ones', async () => {
+  it('gives one problem as its file states it, or 404 naming the id and the known ones', async () => {
     const mmc = await app.inject('/v1/problems/mmc');
+    expect(mmc.statusCode).toBe(200);
+    expect(mmc.json()).toMatchObject({ id: 'mmc', goals: { success: 0.99, p99: '2s' }, server: { slots: 4 } });
+    expect(mmc.json()).not.toHaveProperty('lb');
+    // the trace as the file names it, not its 12,031 rows
+    const trace = await app.inject('/v1/problems/conversation-trace');
+    expect(trace.json().traffic.trace).toBe('traces/mooncake-conversation.jsonl');
+    expect(trace.body.length).toBeLessThan(10_000);
+
+    for (const url of ['/v1/problems/no-such', '/v1/problems/no-such/resolved']) {
+      const missing = await app.inject(url);
+      expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(missing.json()).toEqual({
+        type: 'https://servesim.dev/errors/SERVESIM_NOT_FOUND',
+        title: 'Not Found',
+        status: 404,
+        code: 'SERVESIM_NOT_FOUND',
+        detail: expect.stringMatching(/no shipped problem "no-such"; known: .*hot-prefix.*mmc/),
+      });
+    }
+  });
+
+  it('gives one problem as servesim reads it: defaults filled in, times in microseconds', async () => {
+    const mmc = await app.inject('/v1/problems/mmc/resolved');
     expect(mmc.statusCode).toBe(200);
     expect(mmc.json()).toMatchObject({ id: 'mmc', goals: { success: 0.99, p99: 2_000_000 }, server: { slots: 4 } });
     // a trace as what it is, not its 12,031 rows
-    const trace = await app.inject('/v1/problems/conversation-trace');
+    const trace = await app.inject('/v1/problems/conversation-trace/resolved');
     expect(trace.json().traffic.trace).toEqual({ file: 'traces/mooncake-conversation.jsonl', format: 'mooncake', requests: 12_031, spanMicros: 3_536_999_000 });
     expect(trace.body.length).toBeLessThan(10_000);
-
-    const missing = await app.inject('/v1/problems/no-such');
-    expect(missing.statusCode).toBe(404);
-    expect(missing.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(missing.json()).toEqual({
-      type: 'https://servesim.dev/errors/SERVESIM_NOT_FOUND',
-      title: 'Not Found',
-      status: 404,
-      code: 'SERVESIM_NOT_FOUND',
-      detail: expect.stringMatching(/no shipped problem "no-such"; known: .*hot-prefix.*mmc/),
-    });
   });
 });
 
@@ -80,6 +93,7 @@ describe('health, documentation, unknown routes', () => {
       '/v1/jobs/{id}/result',
       '/v1/problems',
       '/v1/problems/{id}',
+      '/v1/problems/{id}/resolved',
       '/v1/profiles',
       '/v1/sweeps',
     ]);

@@ -29,6 +29,7 @@ const EXAMPLES: Record<string, { body?: object; id?: 'job' | 'problem' }> = {
   'GET /healthz': {},
   'GET /v1/problems': {},
   'GET /v1/problems/{id}': { id: 'problem' },
+  'GET /v1/problems/{id}/resolved': { id: 'problem' },
   'GET /v1/profiles': {},
   'POST /v1/sweeps': { body: SWEEP },
   'POST /v1/jobs': { body: SWEEP },

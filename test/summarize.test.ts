@@ -109,6 +109,19 @@ describe('summarize', () => {
     expect(s.p99_ms).toBe(0.06);
   });
 
+  it('takes the mean exactly from the pooled sums, and p95 from the pooled histogram', () => {
+    // seed 1: 90 x 10 us, 9 x 20 us; seed 2: 1 x 63 us. The mean is the 100 values' mean, not
+    // the mean of the seeds' means (10.9 and 63 us); the 95th of 100 values is a 20 us one
+    const s = summarize('c', GOALS, 0.9, [seed({ latencies: [...repeat(10, 90), ...repeat(20, 9)] }), seed({ latencies: [63] })], TIMEOUT);
+    expect(s.mean_ms).toBe((900 + 180 + 63) / 100 / 1000);
+    expect(s.p95_ms).toBe(0.02);
+    // a value above 64 us is bucketed, the mean is not
+    const large = summarize('c', GOALS, 0.9, [seed({ latencies: [1_000_001, 1_000_003] })], TIMEOUT);
+    expect(large.mean_ms).toBe(1000.002);
+    expect(large.p50_ms).not.toBe(1000.002);
+    expect(summarize('c', GOALS, 0.9, [seed({ arrivals: 3, timedOut: 3 })], TIMEOUT).mean_ms).toBeNaN();
+  });
+
   it('reports a large latency within the 0.8% bucket error', () => {
     const s = summarize('c', GOALS, 0.9, [seed({ latencies: repeat(2_000_000, 10) })], 30e6);
     expect(s.p99_ms).toBeCloseTo(bucketMid(bucketOf(2_000_000)) / 1000, 9);
@@ -329,11 +342,33 @@ describe('summarize', () => {
     }));
     const free = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect([free.ttft_p50_ms * 1000, free.ttft_p99_ms * 1000]).toEqual([5, 5]);
-    expect([free.tpot_p50_ms * 1000, free.tpot_p99_ms * 1000]).toEqual([2, bucketMid(bucketOf(40))]);
+    expect([free.tpot_p50_ms * 1000, free.tpot_p95_ms * 1000, free.tpot_p99_ms * 1000]).toEqual([2, 2, bucketMid(bucketOf(40))]);
+    // no sums given: no mean
+    expect([free.ttft_mean_ms, free.tpot_mean_ms]).toEqual([Number.NaN, Number.NaN]);
     expect(free.passes).toBe(true);
     expect(summarize('c', { ...GOALS, ttftP99: 5 }, 0.9, results, TIMEOUT).passes).toBe(true);
     expect(summarize('c', { ...GOALS, ttftP99: 4 }, 0.9, results, TIMEOUT).passes).toBe(false);
     const tpotMissed = summarize('c', { ...GOALS, tpotP99: 39 }, 0.9, results, TIMEOUT);
     expect([tpotMissed.passes, tpotMissed.pass_probability]).toEqual([false, 0]);
+  });
+
+  it('pools TTFT and TPOT means over the seeds\' calls, exactly', () => {
+    // TTFT: 3 calls summing 30 us, then 1 call of 1,000,001 us; TPOT: 2 calls summing 8 us, then none
+    const results = [
+      seed({ callsDone: 3, ttft: histogram([5, 10, 15]), ttftSum: 30, tpotCalls: 2, tpot: histogram([3, 5]), tpotSum: 8 }),
+      seed({ callsDone: 1, ttft: histogram([1_000_001]), ttftSum: 1_000_001, tpotCalls: 0, tpot: histogram([]), tpotSum: 0 }),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.ttft_mean_ms).toBe(1_000_031 / 4 / 1000);
+    expect(s.tpot_mean_ms).toBe(0.004);
+  });
+
+  it('gives throughput as successes per second of every seed\'s measured window', () => {
+    const results = [
+      seed({ arrivals: 12, latencies: repeat(10, 10), measuredMicros: 2e6 }),
+      seed({ arrivals: 10, latencies: repeat(10, 5), measuredMicros: 3e6 }),
+    ];
+    expect(summarize('c', GOALS, 0.9, results, TIMEOUT).throughput_per_s).toBe(3);
+    expect(summarize('c', GOALS, 0.9, [], TIMEOUT).throughput_per_s).toBeNaN();
   });
 });

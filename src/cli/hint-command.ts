@@ -3,19 +3,13 @@
  * case, why each passes (margins per case), and why the next cheaper ones fail. Each grid
  * point the search evaluates is reported on stderr as it finishes.
  */
-import { dirname, resolve } from 'node:path';
-import { invalidProblem } from '../errors.js';
 import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
 import { DOLLARS_COST } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
-import { applyOverrides, overrideFor } from '../problem/overrides.js';
-import { problemFromObject, readInputFile, readYaml } from '../problem/parse.js';
-import { isPlainObject } from '../problem/schema-walk.js';
-import { TRACE_FIELD } from '../problem/trace.js';
 import type { EngineChoice } from '../run/types.js';
 import { EXIT, seedOptions, type Vary } from './options.js';
-import { readProblemArgument } from './problem-argument.js';
+import { problemWithOverrides } from './problem-argument.js';
 import { traceLine, type CliIo } from './run-command.js';
 
 // the parser is the command table's (program.ts), with the other option parsers
@@ -40,7 +34,7 @@ export interface HintOptionValues {
 /** Runs the `hint` command; resolves to the exit status. Input errors are thrown. */
 export async function hintCommand(problem: string, opts: HintOptionValues, io: CliIo): Promise<number> {
   const request: HintRequest = {
-    problem: opts.set === undefined ? problem : withOverrides(problem, opts.set),
+    problem: opts.set === undefined ? problem : problemWithOverrides(problem, opts.set),
     vary: opts.vary,
     cases: opts.case === undefined || opts.case === 'all' ? 'all' : [...opts.case],
     ...seedOptions(opts.seeds, opts.maxSeeds),
@@ -76,28 +70,6 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
   } finally {
     release();
   }
-}
-
-/**
- * The problem as an inline object with `--set` applied (checked with --set's own messages). Its
- * trace's path is made absolute, as the file and --set resolve it, for the object has no folder.
- */
-function withOverrides(problem: string, sets: readonly string[]): Record<string, unknown> {
-  let folder = '';
-  const text = readProblemArgument(problem, (file) => {
-    folder = dirname(resolve(file));
-    return readInputFile(file, 'problem file', problem);
-  });
-  const { value } = readYaml(text, problem, (issues) => invalidProblem(issues, problem));
-  const dirs = { file: folder, set: process.cwd() };
-  problemFromObject(value, sets, problem, dirs);
-  const applied = applyOverrides(value, sets) as Record<string, unknown>;
-  const traffic = applied['traffic'];
-  if (isPlainObject(traffic) && typeof traffic['trace'] === 'string') {
-    const from = overrideFor(TRACE_FIELD, sets) === undefined ? dirs.file : dirs.set;
-    return { ...applied, traffic: { ...traffic, trace: resolve(from, traffic['trace']) } };
-  }
-  return applied;
 }
 
 /** The readable report: each hint with its margins, its re-check and cheaper neighbours, what never passes, the count. */

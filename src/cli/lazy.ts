@@ -24,6 +24,7 @@ export const commands = {
   serve: simulating(() => import('./serve-command.js')),
   worker: simulating(() => import('./worker-command.js')),
   hint: simulating(() => import('./hint-command.js')),
+  compare: simulating(() => import('./compare-command.js')),
   report: () => import('./report-command.js'),
   profiles: () => import('./profiles-command.js'),
 };

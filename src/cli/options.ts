@@ -17,6 +17,10 @@ export type OutputFormat = 'table' | 'json' | 'csv';
 
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'csv'];
 
+/** How `run` writes: the output formats, and a `vllm bench serve` result a case (src/run/vllm-bench.ts). */
+export type RunFormat = OutputFormat | 'vllm-bench';
+export const RUN_FORMATS: readonly RunFormat[] = [...OUTPUT_FORMATS, 'vllm-bench'];
+
 /** How `sweep` writes its results: the output formats, and Arrow and Parquet tables. */
 export type SweepFormat = OutputFormat | 'arrow' | 'parquet';
 export const SWEEP_FORMATS: readonly SweepFormat[] = [...OUTPUT_FORMATS, 'arrow', 'parquet'];
@@ -151,7 +155,7 @@ export function count(option: string, min: number, max = Number.MAX_SAFE_INTEGER
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/** `hint --vary`: per path, a list of values or a numeric range. */
+/** `--vary` (hint, sweep): per path, a list of values or a numeric range, as a sweep grid takes it. */
 export type Vary = Record<string, (number | string)[] | { from: number; to: number; step: number }>;
 
 /**
@@ -221,18 +225,31 @@ export function queueOption(description: string): Option {
   });
 }
 
-/** The options `run`, `sweep` and `hint` share, as commander Options to add to a command. */
+/** `--vary PATH=RANGE`, as `hint` and `sweep` take it. */
+export function varyOption(description: string): Option {
+  return new Option('--vary <path=range>', `${description}, repeatable: 4..32, 4..32:4 or a comma list`).argParser(collectVary);
+}
+
+/** `--case`, as `run`, `hint` and `sweep --vary` take it. */
+export function caseOption(): Option {
+  return new Option('-c, --case <names>', 'case to run, repeatable or a comma list; "all" for every case').argParser(collectCases);
+}
+
+/** `--set`, as `run`, `hint` and `sweep --vary` take it. */
+export function setOption(): Option {
+  return new Option('-s, --set <path=value>', 'override a problem field, repeatable (gpu.slots=32)').argParser(collectSet);
+}
+
+/** The options `run` and `hint` share, as commander Options to add to a command. */
 export function simulationOptions(): Option[] {
   return [
-    new Option('-c, --case <names>', 'case to run, repeatable or a comma list; "all" for every case')
-      .argParser(collectCases),
+    caseOption(),
     new Option('-n, --seeds <n>', "independent seeds (instances) per case, or 'auto': until each verdict is decided")
       .argParser(parseSeeds)
       .default(DEFAULT_SEEDS),
     maxSeedsOption(),
     new Option('--seed <base>', "first seed (default: the problem's seed)").argParser(parseSeedBase),
-    new Option('-s, --set <path=value>', 'override a problem field, repeatable (gpu.slots=32)')
-      .argParser(collectSet),
+    setOption(),
     new Option('--engine <engine>', `engine to run on: ${ENGINE_CHOICES.join(', ')}`)
       .argParser(parseEngine)
       .default('auto'),
@@ -245,7 +262,7 @@ export function maxSeedsOption(): Option {
 }
 
 /** `-f, --format`, for any command that prints results: these formats, table by default. */
-export function formatOption(formats: readonly OutputFormat[] = OUTPUT_FORMATS): Option {
+export function formatOption(formats: readonly RunFormat[] = OUTPUT_FORMATS): Option {
   return new Option('-f, --format <format>', `output format: ${formats.join(', ')}`)
     .argParser((t) => parseChoice(t, '--format', formats))
     .default('table');

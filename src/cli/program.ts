@@ -14,8 +14,8 @@ import { packageVersion } from '../version.js';
 import type { HintOptionValues } from './hint-command.js';
 import { commands } from './lazy.js';
 import {
+  caseOption,
   collectOrigins,
-  collectVary,
   count,
   ENGINE_CHOICES,
   EXIT,
@@ -23,6 +23,7 @@ import {
   formatOption,
   MAX_SEED,
   maxSeedsOption,
+  RUN_FORMATS,
   parseChoice,
   parseConfidence,
   parseCostOption,
@@ -30,12 +31,14 @@ import {
   parseInteger,
   parseSeeds,
   queueOption,
+  setOption,
   simulationOptions,
   SWEEP_FORMATS,
-  type SimulationOptionValues,
+  varyOption,
 } from './options.js';
+import type { CompareOptionValues } from './compare-command.js';
 import type { ReportCommandOptions } from './report-command.js';
-import type { CliDeps, CliIo } from './run-command.js';
+import type { CliDeps, CliIo, RunOptionValues } from './run-command.js';
 import type { ServeOptionValues } from './serve-command.js';
 import type { SweepDeps, SweepIo, SweepOptionValues } from './sweep-command.js';
 import type { WorkerOptionValues } from './worker-command.js';
@@ -84,7 +87,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
     .argument('<problem...>', 'problem files (YAML or JSON), or ids of the shipped problems (mmc, hot-prefix, coding-agents)');
   for (const option of simulationOptions()) run.addOption(option);
   run
-    .addOption(formatOption())
+    .addOption(formatOption(RUN_FORMATS))
     .addOption(new Option('--check', 'exit 1 when any case fails, 3 when one is undecided (within seed noise), else 0'))
     .addHelpText(
       'after',
@@ -95,9 +98,10 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         '  servesim run mmc --seeds 16\n' +
         '  servesim run hot-prefix --seeds auto --check   # seeds until each case is decided\n' +
         '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
-        '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv',
+        '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv\n' +
+        '  servesim run hot-prefix --case as-given -f vllm-bench   # a vllm bench serve result a case, one a line',
     )
-    .action(async (files: string[], opts: SimulationOptionValues) => {
+    .action(async (files: string[], opts: RunOptionValues) => {
       const { runCommand } = await commands.run();
       setExit(await runCommand(files, opts, deps, io));
     });
@@ -105,10 +109,10 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
   const sweep = program
     .command('sweep')
     .description(
-      "simulate a problem at every point of a grid of settings (a sweep file), each over the file's " +
-        'cases and seeds; one row per grid point and case',
+      'simulate a problem at every point of a grid of settings (a sweep file, or a problem and --vary), ' +
+        'each over its cases and seeds; one row per grid point and case',
     )
-    .argument('<file>', 'sweep file (YAML or JSON); see sweeps/README.md');
+    .argument('<file>', 'sweep file (YAML or JSON; see sweeps/README.md), or with --vary a problem file or the id of a shipped problem');
   for (const option of sweepOptions()) sweep.addOption(option);
   sweep
     .addHelpText(
@@ -120,6 +124,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         'it lacks) and the others listed on stderr (exit status 130 when cancelled).\n\n' +
         'Examples:\n' +
         '  servesim sweep sweeps/hot-prefix-slots.yaml\n' +
+        '  servesim sweep hot-prefix --vary gpu.slots=4..16:4 --vary router.policy=least-loaded,cache-aware --seeds 16\n' +
         '  servesim sweep sweeps/coding-agents-replicas.yaml --out replicas.arrow\n' +
         '  servesim sweep sweeps/mmc.yaml --seeds 8 --format csv > mmc.csv',
     )
@@ -222,11 +227,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         'each case\'s margins and why the next cheaper configurations fail',
     )
     .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem')
-    .addOption(
-      new Option('--vary <path=range>', 'a path to search over, repeatable: 4..32, 4..32:4 or a comma list')
-        .argParser(collectVary)
-        .makeOptionMandatory(),
-    )
+    .addOption(varyOption('a path to search over').makeOptionMandatory())
     .addOption(
       // no commander default: the search picks dollars where the problem's GPUs have a price
       new Option('--cost <expr>', `cost to minimise: + - * / ( ) over numbers, paths, gpus and ${DOLLARS_COST} (default: ${DOLLARS_COST} when the GPU profile has a price, else ${DEFAULT_COST})`).argParser(
@@ -257,6 +258,28 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
       setExit(await hintCommand(problem, opts, io));
     });
 
+  const compare = program
+    .command('compare')
+    .description("run one case of a problem and hold its figures against a measured vllm bench serve result: servesim's, the measured one and the error")
+    .argument('<result>', 'a vllm bench serve result (JSON, as --save-result writes it)')
+    .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem');
+  for (const option of simulationOptions()) compare.addOption(option);
+  compare
+    .addOption(formatOption(['table', 'json']))
+    .addHelpText(
+      'after',
+      '\nThe figures both give are compared: request and output throughput, mean, median, p90,\n' +
+        "p95 and p99 of TTFT, TPOT and end-to-end latency (docs/outputs.md). Error is servesim's over\n" +
+        'the measured, less 1.\n\n' +
+        'Examples:\n' +
+        '  servesim compare run.json problems/profiles/validation/mixtral-codegen-5.yaml --seeds 16\n' +
+        '  servesim compare run.json my-problem.yaml --case peak-hour --set gpu.slots=64 -f json',
+    )
+    .action(async (result: string, problem: string, opts: CompareOptionValues) => {
+      const { compareCommand } = await commands.compare();
+      setExit(await compareCommand(result, problem, opts, deps, io));
+    });
+
   program
     .command('profiles')
     .description("list the GPU profiles gpu.profile may name, their sources, what the engines run and the GPU types' prices")
@@ -277,7 +300,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
   return program;
 }
 
-/** `sweep`'s options: where and how the results go, and the sweep file's settings overridden. */
+/** `sweep`'s options: where and how the results go, the sweep file's settings overridden, or the grid without a file. */
 function sweepOptions(): Option[] {
   return [
     new Option('-o, --out <file>', `write the results to this file; its extension (${EXTENSIONS}) picks the format`),
@@ -291,6 +314,9 @@ function sweepOptions(): Option[] {
     new Option('--max-instances <n>', 'refuse a larger sweep (grid points x cases x seeds)')
       .argParser((text) => parseInteger(text, '--max-instances', 1, Number.MAX_SAFE_INTEGER))
       .default(DEFAULT_MAX_INSTANCES),
+    varyOption('a grid path and its values, without a sweep file (FILE is then a problem)'),
+    setOption(),
+    caseOption(),
   ];
 }
 

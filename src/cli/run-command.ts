@@ -5,12 +5,13 @@
  */
 import type { Problem, Scenario } from '../model/problem.js';
 import { describeTraceSummary, traceSummary, type TraceSummary } from '../model/trace.js';
-import { pointVerdict } from '../model/verdict.js';
+import { pointVerdict, type SeedRange } from '../model/verdict.js';
 import { floorWarning } from '../problem/profiles.js';
 import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
-import { EXIT, seedOptions, type SimulationOptionValues } from './options.js';
+import { formatVllmBench } from '../run/vllm-bench.js';
+import { EXIT, seedOptions, type RunFormat, type SimulationOptionValues } from './options.js';
 import { readProblemArgument } from './problem-argument.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 
@@ -29,10 +30,13 @@ export interface CliIo {
   onInterrupt(handler: () => void): () => void;
 }
 
+/** `run`'s options: the simulation's, its formats and `--check`. */
+export type RunOptionValues = Omit<SimulationOptionValues, 'format'> & { readonly format: RunFormat; readonly check?: boolean };
+
 /** Runs the `run` command; resolves to the exit status. Input errors are thrown. */
 export async function runCommand(
   files: readonly string[],
-  opts: SimulationOptionValues & { readonly check?: boolean },
+  opts: RunOptionValues,
   deps: CliDeps,
   io: CliIo,
 ): Promise<number> {
@@ -51,28 +55,8 @@ export async function runCommand(
   const results: RunResult[] = [];
   try {
     for (const [i, { problem, caseNames }] of plans.entries()) {
-      if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
-      const profile = problem.gpu?.profile;
-      const floor = profile === undefined ? null : floorWarning(profile);
-      if (floor !== null) io.stderr.write(`servesim: warning: ${floor}\n`);
-      const progress = createProgressReporter(io.stderr, { label: problem.id });
-      let result: RunResult;
-      try {
-        result = await deps.runProblem(problem, {
-          ...(caseNames === undefined ? {} : { caseNames }),
-          ...seeds,
-          baseSeed: opts.seed ?? problem.seed,
-          engine: opts.engine,
-          signal: controller.signal,
-          onProgress: progress.onProgress,
-        });
-      } finally {
-        progress.stop();
-      }
+      const result = await simulate(problem, caseNames, seeds, opts, deps, io, controller.signal);
       if (controller.signal.aborted) break;
-      io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
-      // how the cases were batched, why auto chose the engine, and what ran elsewhere than asked
-      for (const line of [describeBatches(result.meta.batches), result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
       results.push(result);
       writeResult(result, i, plans.length, opts, io);
     }
@@ -92,6 +76,44 @@ export async function runCommand(
   return opts.check === true ? checkStatus(results) : EXIT.ok;
 }
 
+/**
+ * One problem's cases run (all of them without `caseNames`), with its trace, floor warning and
+ * progress on stderr, and after it the engine that ran; for `run` and `compare`.
+ */
+export async function simulate(
+  problem: Problem,
+  caseNames: readonly string[] | undefined,
+  seeds: SeedRange,
+  opts: Pick<SimulationOptionValues, 'seed' | 'engine'>,
+  deps: CliDeps,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<RunResult> {
+  if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
+  const profile = problem.gpu?.profile;
+  const floor = profile === undefined ? null : floorWarning(profile);
+  if (floor !== null) io.stderr.write(`servesim: warning: ${floor}\n`);
+  const progress = createProgressReporter(io.stderr, { label: problem.id });
+  let result: RunResult;
+  try {
+    result = await deps.runProblem(problem, {
+      ...(caseNames === undefined ? {} : { caseNames }),
+      ...seeds,
+      baseSeed: opts.seed ?? problem.seed,
+      engine: opts.engine,
+      signal,
+      onProgress: progress.onProgress,
+    });
+  } finally {
+    progress.stop();
+  }
+  if (signal.aborted) return result;
+  io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
+  // how the cases were batched, why auto chose the engine, and what ran elsewhere than asked
+  for (const line of [describeBatches(result.meta.batches), result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
+  return result;
+}
+
 /** `--check`: 1 when any case FAILs, else 3 when any is UNDECIDED, else 0. */
 function checkStatus(results: readonly RunResult[]): number {
   const verdict = pointVerdict(results.flatMap((r) => r.rows.map((row) => row.verdict)));
@@ -103,7 +125,7 @@ function writeResult(
   result: RunResult,
   index: number,
   count: number,
-  opts: SimulationOptionValues,
+  opts: RunOptionValues,
   io: CliIo,
 ): void {
   const { problem, rows, meta } = result;
@@ -123,6 +145,8 @@ function writeResult(
     io.stdout.write(
       formatCsv(rows, count > 1 ? { problem: problem.id, header: index === 0 } : {}),
     );
+  } else if (opts.format === 'vllm-bench') {
+    io.stdout.write(formatVllmBench(result));
   }
 }
 

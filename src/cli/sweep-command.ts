@@ -1,13 +1,15 @@
 /**
- * `servesim sweep FILE`: a problem over a grid of settings, one row per (grid point, case), as
- * a table, JSON, CSV, Arrow or Parquet. Ctrl-C, SIGTERM, SIGHUP or a failure part way keeps
- * every finished point: they are written first (an Arrow or Parquet file says which points it
- * lacks), then the points that did not finish are named on stderr. Output paths are checked
+ * `servesim sweep FILE`, or `servesim sweep PROBLEM --vary PATH=RANGE...` (a grid without a
+ * file, --vary as `hint` takes it): a problem over a grid of settings, one row per (grid point,
+ * case), as a table, JSON, CSV, Arrow or Parquet. Ctrl-C, SIGTERM, SIGHUP or a failure part way
+ * keeps every finished point: they are written first (an Arrow or Parquet file says which points
+ * it lacks), then the points that did not finish are named on stderr. Output paths are checked
  * before any work, and written through a temporary file renamed into place, so a failed write
  * leaves the previous file whole and the results in a file it names.
  */
 import { extname } from 'node:path';
 import cliProgress from 'cli-progress';
+import { ServesimError, type FieldIssue } from '../errors.js';
 import { traceSummary } from '../model/trace.js';
 import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
@@ -16,9 +18,10 @@ import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
 import { runSweep, sweepTraces, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
-import { loadSweep, type Sweep } from '../sweep/spec.js';
-import { EXIT, EXTENSIONS, FORMAT_OF_EXTENSION, SWEEP_FORMATS, type SweepFormat } from './options.js';
+import { loadSweep, sweepFromObject, type Sweep, type SweepParseOptions } from '../sweep/spec.js';
+import { EXIT, EXTENSIONS, FORMAT_OF_EXTENSION, SWEEP_FORMATS, type SweepFormat, type Vary } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
+import { problemWithOverrides } from './problem-argument.js';
 import { compact, duration, type ProgressStream } from './progress.js';
 import { traceLine, type CliIo } from './run-command.js';
 
@@ -43,6 +46,11 @@ export interface SweepOptionValues {
   readonly maxSeeds?: number;
   readonly engine?: EngineChoice;
   readonly maxInstances: number;
+  /** The grid without a file: FILE is then a problem (a file or a shipped id), as `hint` takes it. */
+  readonly vary?: Vary;
+  /** With `vary`: the problem's fields changed, and its cases (all by default). */
+  readonly set?: readonly string[];
+  readonly case?: readonly string[] | 'all';
 }
 
 /** Runs the `sweep` command; resolves to the exit status. Input errors are thrown. */
@@ -52,6 +60,9 @@ export async function sweepCommand(
   deps: Partial<SweepDeps>,
   io: SweepIo,
 ): Promise<number> {
+  if (opts.vary === undefined && (opts.set !== undefined || opts.case !== undefined)) {
+    return usage(io, `${opts.set === undefined ? '--case' : '--set'} goes with --vary (a problem and a grid); a sweep file states its problem's fields and its cases`);
+  }
   const format = opts.format ?? (opts.out === undefined ? 'table' : FORMAT_OF_EXTENSION[extname(opts.out).toLowerCase()]);
   if (format === undefined) {
     return usage(io, `--out ${opts.out}: cannot tell the format from its extension; name it ${EXTENSIONS}, or add --format ${SWEEP_FORMATS.join('|')}`);
@@ -65,12 +76,13 @@ export async function sweepCommand(
     if (problem !== null) return usage(io, problem);
   }
 
-  const sweep = loadSweep(file, {
+  const parse: SweepParseOptions = {
     maxInstances: opts.maxInstances,
     ...(opts.seeds === undefined ? {} : { seeds: opts.seeds }),
     ...(opts.maxSeeds === undefined ? {} : { maxSeeds: opts.maxSeeds }),
     ...(opts.engine === undefined ? {} : { engine: opts.engine }),
-  });
+  };
+  const sweep = opts.vary === undefined ? loadSweep(file, parse) : gridSweep(file, opts.vary, opts, parse);
 
   for (const trace of sweepTraces(sweep)) io.stderr.write(traceLine(traceSummary(trace)));
 
@@ -91,6 +103,35 @@ export async function sweepCommand(
     release();
   }
 }
+
+/**
+ * The sweep of `PROBLEM --vary ...`, as a sweep file with that problem and grid would state it
+ * (its seeds and engine defaults included); the problem is found as `hint` finds it, relative
+ * paths from the working directory.
+ */
+function gridSweep(problem: string, vary: Vary, opts: Pick<SweepOptionValues, 'set' | 'case'>, parse: SweepParseOptions): Sweep {
+  try {
+    const raw = {
+      problem: opts.set === undefined ? problem : problemWithOverrides(problem, opts.set),
+      grid: vary,
+      cases: opts.case === undefined || opts.case === 'all' ? 'all' : [...opts.case],
+    };
+    return sweepFromObject(raw, { ...parse, baseDir: process.cwd() });
+  } catch (err) {
+    if (!(err instanceof ServesimError)) throw err;
+    // a sweep file's `problem` is no problem field: the file is a sweep, not the problem --vary varies
+    if (err.code === 'SERVESIM_PROBLEM_INVALID' && (err as { issues?: readonly FieldIssue[] }).issues?.some((i) => i.path === 'problem')) {
+      throw new ServesimError('SERVESIM_SWEEP_INVALID', `${problem} is a sweep file, which states its own grid: with --vary, name a problem file or a shipped problem's id`, '--vary');
+    }
+    // the sweep's fields are the command line's options here
+    const flag = err.path === undefined ? undefined : FLAG_OF_FIELD.get(err.path);
+    if (flag === undefined) throw err;
+    throw new ServesimError(err.code, err.message.slice(`${err.path}: `.length), flag);
+  }
+}
+
+/** The sweep fields `gridSweep` fills from options, by the option. */
+const FLAG_OF_FIELD: ReadonlyMap<string, string> = new Map([['grid', '--vary'], ['cases', '--case']]);
 
 /** What a sweep leaves: its engine, its table and report, what did not finish; the exit status. */
 function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo): number {

@@ -26,15 +26,19 @@ const U32_MAX = 0xffffffff;
  * - `success` is pooled (Σ successes / Σ arrivals), with the ratio estimator's Student-t
  *   interval across seeds (`ratioInterval`); seeds with no arrivals carry no rate and are left
  *   out. With fewer than two such seeds there is no spread to measure: lo = hi = success.
- * - Quantiles come from the pooled histogram (the sum of the seeds'), in milliseconds; NaN when
- *   there are no successes.
+ * - Quantiles (p50, p90, p95, p99) come from the pooled histogram (the sum of the seeds'), in
+ *   milliseconds, each within its bucket's 0.8%; NaN when there are no successes.
+ * - Means pool the same values exactly: the seeds' sums over their counts (Σ latencySum /
+ *   Σ successes, Σ ttftSum / Σ callsDone, Σ tpotSum / Σ tpotCalls), so a mean and the quantiles
+ *   beside it describe one pooled set of values; NaN when it is empty. Each call's TPOT is
+ *   floored to a microsecond by the engines before it is summed.
  * - `p99_lo_ms`/`p99_hi_ms` are the nearest-rank 2.5% and 97.5% quantiles of the per-seed p99s
  *   (the same convention as the histogram's `quantile()`); seeds without successes are skipped.
  * - `p99_all_ms` counts every failure (arrivals - successes) at `timeoutMicros`. A
  *   `timeoutMicros` of 0 (or less) means the case has no deadline: failures then count as
  *   infinitely slow, and `p99_all_ms` is Infinity when they reach the top 1%.
- * - TTFT and TPOT quantiles and their per-seed p99 spread are computed as latency's, from their
- *   own histograms (NaN for a design without model calls).
+ * - TTFT and TPOT means, quantiles and per-seed p99 spread are computed as latency's, from their
+ *   own sums and histograms (NaN for a design without model calls).
  * - `pass_probability` is the share of all seeds (including those without arrivals, which do
  *   not pass) whose own success rate and own p99 (and TTFT and TPOT p99 where those goals are
  *   set) meet the goals; a seed without successes has no p99 and does not pass. Its interval is
@@ -45,7 +49,8 @@ const U32_MAX = 0xffffffff;
  *   its interval across seeds: PASS when every one lies on its goal's side, FAIL when one lies
  *   wholly on the wrong side (or a seed overloaded), else UNDECIDED, naming in `undecided` the
  *   goals still within noise. `passes` is verdict PASS.
- * - Rates per second divide by every seed's measured window. Per component: utilisation is
+ * - Rates per second divide by every seed's measured window (`throughput_per_s`: Σ successes /
+ *   Σ measured seconds). Per component: utilisation is
  *   pooled busy time over pooled capacity; waits pool the queue's calls over seeds.
  * - `kv_in_use` pools too: the seeds' KV in use, integrated over the measured window and summed
  *   over replicas, over their replicas x windows; `kv_in_use_peak` is the mean of the seeds'
@@ -91,6 +96,7 @@ export class CaseSeeds {
   private kvInUseArea = 0;
   private kvInUsePeaks = 0;
   private good = 0;
+  private latencySum = 0;
   private outputTokens = 0;
   private measuredMicros = 0;
   private longestQueue = 0;
@@ -112,7 +118,7 @@ export class CaseSeeds {
   private readonly ttftOver: OverGoal;
   private readonly tpotOver: OverGoal;
   private readonly loads = new Map<ComponentName, { busy: number; capacity: number; rejected: number; timedOut: number }>();
-  private readonly queues = new Map<ComponentName, { waits: Pooled; reached: number; waited: number; waitSum: number }>();
+  private readonly queues = new Map<ComponentName, { waits: Pooled; reached: number; waited: number }>();
 
   constructor(private readonly goals: Goals) {
     this.latencyOver = new OverGoal(goals.p99);
@@ -136,14 +142,15 @@ export class CaseSeeds {
     this.kvInUseArea += r.kvInUseArea;
     this.kvInUsePeaks += r.kvInUsePeak;
     this.good += r.good;
+    this.latencySum += r.latencySum;
     this.outputTokens += r.outputTokens;
     this.measuredMicros += r.measuredMicros;
     if (r.longestQueue > this.longestQueue) {
       this.longestQueue = r.longestQueue;
       this.longestQueueAt = r.longestQueueAt;
     }
-    const seedTtft = this.ttft.add(r.ttft);
-    const seedTpot = this.tpot.add(r.tpot);
+    const seedTtft = this.ttft.add(r.ttft, r.ttftSum, r.callsDone);
+    const seedTpot = this.tpot.add(r.tpot, r.tpotSum, r.tpotCalls);
     if (this.pooled.length < r.latency.length) this.pooled = grown(this.pooled, r.latency.length);
     for (let i = 0; i < r.latency.length; i++) this.pooled[i]! += r.latency[i]!;
     let top = 0;
@@ -178,11 +185,10 @@ export class CaseSeeds {
       this.loads.set(c, sum);
       const q = load.queue;
       if (q === null) continue;
-      const queue = this.queues.get(c) ?? { waits: new Pooled(), reached: 0, waited: 0, waitSum: 0 };
-      queue.waits.add(q.waits);
+      const queue = this.queues.get(c) ?? { waits: new Pooled(), reached: 0, waited: 0 };
+      queue.waits.add(q.waits, q.waitSum, q.reached);
       queue.reached += q.reached;
       queue.waited += q.waited;
-      queue.waitSum += q.waitSum;
       this.queues.set(c, queue);
     }
   }
@@ -203,6 +209,7 @@ export class CaseSeeds {
 
     const p50 = quantile(pooled, 0.5);
     const p90 = quantile(pooled, 0.9);
+    const p95 = quantile(pooled, 0.95);
     const p99 = quantile(pooled, 0.99);
 
     const seedP99s = [...this.seedP99s].sort((a, b) => a - b);
@@ -250,19 +257,25 @@ export class CaseSeeds {
       success,
       success_lo: successInterval.lo,
       success_hi: successInterval.hi,
+      mean_ms: successes > 0 ? this.latencySum / successes / 1000 : Number.NaN,
       p50_ms: p50 / 1000,
       p90_ms: p90 / 1000,
+      p95_ms: p95 / 1000,
       p99_ms: p99 / 1000,
       p99_lo_ms: p99Lo / 1000,
       p99_hi_ms: p99Hi / 1000,
       p99_all_ms: p99All / 1000,
+      ttft_mean_ms: ttft.mean() / 1000,
       ttft_p50_ms: ttft.quantile(0.5) / 1000,
       ttft_p90_ms: ttft.quantile(0.9) / 1000,
+      ttft_p95_ms: ttft.quantile(0.95) / 1000,
       ttft_p99_ms: ttftP99 / 1000,
       ttft_p99_lo_ms: ttft.seedP99(0.025) / 1000,
       ttft_p99_hi_ms: ttft.seedP99(0.975) / 1000,
+      tpot_mean_ms: tpot.mean() / 1000,
       tpot_p50_ms: tpot.quantile(0.5) / 1000,
       tpot_p90_ms: tpot.quantile(0.9) / 1000,
+      tpot_p95_ms: tpot.quantile(0.95) / 1000,
       tpot_p99_ms: tpotP99 / 1000,
       tpot_p99_lo_ms: tpot.seedP99(0.025) / 1000,
       tpot_p99_hi_ms: tpot.seedP99(0.975) / 1000,
@@ -274,6 +287,7 @@ export class CaseSeeds {
       undecided: undecided.join(','),
       missed: missed.join(','),
       passes: verdict === 'PASS',
+      throughput_per_s: perSecond(successes),
       output_tokens_per_s: hasCalls ? perSecond(outputTokens) : Number.NaN,
       output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
       goodput_per_s: perSecond(good),
@@ -309,7 +323,8 @@ export class CaseSeeds {
     }
     for (const c of QUEUED_COMPONENTS) {
       const queue = this.queues.get(c);
-      out[`${c}_wait_mean_ms`] = queue === undefined ? Number.NaN : ratio(queue.waitSum, queue.reached) / 1000;
+      // 0 rather than NaN when no call reached the queue, as the ratios
+      out[`${c}_wait_mean_ms`] = queue === undefined ? Number.NaN : queue.reached > 0 ? queue.waits.mean() / 1000 : 0;
       out[`${c}_wait_p99_ms`] = queue === undefined ? Number.NaN : queue.waits.quantile(0.99) / 1000;
       out[`${c}_wait_probability`] = queue === undefined ? Number.NaN : ratio(queue.waited, queue.reached);
     }
@@ -416,14 +431,21 @@ class OverGoal {
 /** p99: the share of values a 99th percentile leaves above it. */
 const TAIL_SHARE = 0.01;
 
-/** A per-call time (TTFT, TPOT) pooled over seeds: the sum of their histograms, and each seed's p99. */
+/**
+ * A per-call time (TTFT, TPOT, a queue's wait) pooled over seeds: the sum of their histograms,
+ * of their values and of their counts, and each seed's p99.
+ */
 class Pooled {
   private counts: Float64Array = new Float64Array(0);
+  private sum = 0;
+  private counted = 0;
   private readonly seedP99s: number[] = [];
   private sorted = true;
 
-  /** Adds a seed's histogram; returns the seed's own p99 (NaN if it counted nothing). */
-  add(histogram: Uint32Array): number {
+  /** Adds a seed's histogram, and the sum and count of its values; returns the seed's own p99 (NaN if it counted nothing). */
+  add(histogram: Uint32Array, sum: number, counted: number): number {
+    this.sum += sum;
+    this.counted += counted;
     if (this.counts.length < histogram.length) this.counts = grown(this.counts, histogram.length);
     for (let i = 0; i < histogram.length; i++) this.counts[i]! += histogram[i]!;
     const p99 = histogram.length === 0 ? Number.NaN : quantile(histogram, 0.99);
@@ -432,6 +454,11 @@ class Pooled {
       this.sorted = false;
     }
     return p99;
+  }
+
+  /** Mean of the pooled values, microseconds; NaN when none were counted. */
+  mean(): number {
+    return this.counted > 0 ? this.sum / this.counted : Number.NaN;
   }
 
   /** Quantile of the pooled histogram, microseconds; NaN when it is empty. */

@@ -364,21 +364,33 @@ export const REPORT_SCRIPT = `
     };
   }
 
+  // Whether the x axis holds names (router.policy): nothing lies between two of them, so their
+  // values are points with interval bars, not lines and bands.
+  function categoricalX() { return axes[state.x].kind === 'string'; }
+
   // spec: { value, lo, hi (functions of a row, or null), describe, y (scale options), goal, goalText }
   function lineChart(points, spec) {
     var series = state.y >= 0 ? axes[state.y] : null;
     var colour = series ? 's' : '#2f6db5';
     var z = series ? 's' : null;
     var x = xAxis();
+    var categorical = categoricalX();
+    // over names, each series a little apart, so that points at one name do not hide each other
+    var n = series ? series.values.length : 1;
+    var apart = function (si) { return categorical && n > 1 ? (si - (n - 1) / 2) * Math.min(0.15, 0.6 / n) : 0; };
     var rows = points.map(function (p) {
-      return { x: x.position(p.x, p.xi), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title, hint: isHint(p.r.point), r: p.r };
+      return { x: x.position(p.x, p.xi) + apart(p.si), s: p.s, v: spec.value(p.r), lo: spec.lo ? spec.lo(p.r) : null, hi: spec.hi ? spec.hi(p.r) : null, title: p.title, hint: isHint(p.r.point), r: p.r };
     });
     // the goal rule goes under the data and its label in the right margin, where it hides no point
     var marks = [];
     if (spec.goal != null) marks.push(Plot.ruleY([spec.goal], { stroke: FAIL, strokeWidth: 1.5, strokeDasharray: '5,4' }));
-    if (spec.lo) marks.push(Plot.areaY(rows, { x: 'x', y1: 'lo', y2: 'hi', z: z, fill: colour, fillOpacity: 0.16 }));
-    marks.push(Plot.lineY(rows, { x: 'x', y: 'v', z: z, stroke: colour, strokeWidth: 2 }));
-    marks.push(Plot.dot(rows, { x: 'x', y: 'v', fill: colour, r: 2.5, title: function (d) { return d.title + '\\n' + spec.describe(d); } }));
+    if (categorical) {
+      if (spec.lo) marks.push(Plot.ruleX(rows.filter(function (d) { return d.lo !== null && d.hi !== null; }), { x: 'x', y1: 'lo', y2: 'hi', stroke: colour, strokeWidth: 2, strokeOpacity: 0.45 }));
+    } else {
+      if (spec.lo) marks.push(Plot.areaY(rows, { x: 'x', y1: 'lo', y2: 'hi', z: z, fill: colour, fillOpacity: 0.16 }));
+      marks.push(Plot.lineY(rows, { x: 'x', y: 'v', z: z, stroke: colour, strokeWidth: 2 }));
+    }
+    marks.push(Plot.dot(rows, { x: 'x', y: 'v', fill: colour, r: categorical ? 3.5 : 2.5, title: function (d) { return d.title + '\\n' + spec.describe(d); } }));
     var hints = rows.filter(function (d) { return d.hint && d.v !== null; });
     if (hints.length > 0) marks.push(Plot.dot(hints, { x: 'x', y: 'v', r: 6, fill: 'none', stroke: '#1d2330', strokeWidth: 1.5, ariaDescription: 'hint' }));
     var goalWidth = 0;
@@ -424,15 +436,23 @@ export const REPORT_SCRIPT = `
     return function (r) { var v = get(r); return v === null ? null : v / 1000; };
   }
 
-  function p99Chart(points) {
+  // The latency goals the charts hold each case to: end to end always, time to first token and
+  // per output token where the problem sets them. name: the column (and goal); what: its label.
+  var LATENCY_GOALS = [['p99_ms', 'p99', 'p99 latency'], ['ttft_p99_ms', 'ttft p99', 'TTFT p99'], ['tpot_p99_ms', 'tpot p99', 'TPOT p99']]
+    .filter(function (g) { return g[0] === 'p99_ms' || (goals && goals[g[0]] != null); });
+
+  // A latency quantile of the successes against x, with the spread of its per-seed values and its goal.
+  function latencyChart(points, name, what) {
+    var base = name.replace(/_ms$/, '');
+    var goal = goals && goals[name] != null ? goals[name] / 1000 : null;
     return lineChart(points, {
-      value: ms('p99_ms'),
-      lo: ms('p99_lo_ms'),
-      hi: ms('p99_hi_ms'),
-      describe: function (d) { return d.v === null ? 'no successes' : 'p99 ' + seconds(d.v) + (d.lo === null ? '' : ' (' + seconds(d.lo) + ' \\u2013 ' + seconds(d.hi) + ')'); },
-      y: { label: 'p99 latency of successes (s)', zero: true },
-      goal: goals ? goals.p99_ms / 1000 : null,
-      goalText: goals ? '\\u2264 ' + seconds(goals.p99_ms / 1000) : '',
+      value: ms(name),
+      lo: ms(base + '_lo_ms'),
+      hi: ms(base + '_hi_ms'),
+      describe: function (d) { return d.v === null ? 'no successes' : what + ' ' + seconds(d.v) + (d.lo === null ? '' : ' (' + seconds(d.lo) + ' \\u2013 ' + seconds(d.hi) + ')'); },
+      y: { label: what + ' of successes (s)', zero: true },
+      goal: goal,
+      goalText: goal === null ? '' : '\\u2264 ' + seconds(goal),
     });
   }
 
@@ -475,11 +495,11 @@ export const REPORT_SCRIPT = `
     return figure(caption, metricChart(points, view), lineKey(points, null, view.goal !== null));
   }
 
-  // What a line chart's marks mean: series colour, band, goal, hint rings.
+  // What a line chart's marks mean: series colour, band (bars over names), goal, hint rings.
   function lineKey(points, band, goal) {
     return [
       state.y >= 0 ? 'colour: ' + axes[state.y].path : null,
-      band ? 'band: ' + band : null,
+      band ? (categoricalX() ? 'bars: ' : 'band: ') + band : null,
       goal ? 'dashed: goal' : null,
       points.some(function (p) { return isHint(p.r.point); }) ? 'ringed: the hint' : null,
     ].filter(Boolean).join('; ');
@@ -514,8 +534,9 @@ export const REPORT_SCRIPT = `
         out.push(section(name, points, [
           function () { return metricFigure(points, metricView(metrics[state.metric]), metrics[state.metric].label); },
           function () { return figure('success', successChart(points), lineKey(points, 'across-seed interval', goals)); },
-          function () { return figure('p99 latency', p99Chart(points), lineKey(points, 'spread of per-seed p99', goals)); },
-        ]));
+        ].concat(LATENCY_GOALS.map(function (g) {
+          return function () { return figure(g[2], latencyChart(points, g[0], g[2]), lineKey(points, 'spread of per-seed ' + g[1], goals)); };
+        }))));
       });
     }
     root.replaceChildren.apply(root, out);

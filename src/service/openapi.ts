@@ -90,6 +90,12 @@ function response(status: number, doc: ResponseDoc): JsonSchema {
   return { description: doc.description, ...(types.length > 0 ? { content: Object.fromEntries(types.map((t) => [t, { schema: schemaOf(t) }])) } : {}) };
 }
 
+/** A body's media type: its schema, and the schema's first example as the one /docs fills in. */
+function bodyMedia(schema: JsonSchema): JsonSchema {
+  const [example] = Array.isArray(schema['examples']) ? (schema['examples'] as unknown[]) : [];
+  return { schema, ...(example === undefined ? {} : { example }) };
+}
+
 function operation(route: RouteOptions, method: string, doc: RouteDoc): JsonSchema {
   const schema = (route.schema ?? {}) as { body?: JsonSchema; params?: unknown; querystring?: unknown };
   const params = [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query')];
@@ -104,7 +110,7 @@ function operation(route: RouteOptions, method: string, doc: RouteDoc): JsonSche
   return {
     summary: doc.summary,
     ...(params.length > 0 ? { parameters: params } : {}),
-    ...(schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema.body } } } } : {}),
+    ...(schema.body ? { requestBody: { required: true, content: { 'application/json': bodyMedia(schema.body) } } } : {}),
     responses: Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, response(Number(status), r)])),
   };
 }

@@ -1,4 +1,8 @@
-/** The shipped problems: a list, and each one as the typed problem (times in microseconds). */
+/**
+ * The shipped problems: a list; each one as its file states it, which POST /v1/sweeps and
+ * POST /v1/hints take back as an inline `problem`, changed or not; and each one as servesim
+ * reads it (defaults filled in, times in microseconds), to look at, not to send.
+ */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { NOT_FOUND } from './openapi.js';
@@ -24,11 +28,25 @@ export function registerProblemRoutes(app: FastifyInstance, ctx: ServiceContext)
       schema: { params: idParamsSchema },
       config: {
         doc: {
-          summary: 'A shipped problem, typed and with every default filled in (times in microseconds)',
-          responses: { 200: { description: 'the problem', types: ['application/json'] }, 404: NOT_FOUND },
+          summary: 'A shipped problem as its file states it (problems/problem.schema.json): send it back, changed or not, as the `problem` of a sweep or hint',
+          responses: { 200: { description: 'the problem file as JSON', types: ['application/json'] }, 404: NOT_FOUND },
         },
       },
     },
     async (request) => ctx.problems.get(request.params.id),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/problems/:id/resolved',
+    {
+      schema: { params: idParamsSchema },
+      config: {
+        doc: {
+          summary: 'A shipped problem as servesim reads it: every default filled in, times in microseconds, a trace as its size and span. To look at; a sweep takes GET /v1/problems/{id} instead',
+          responses: { 200: { description: 'the typed problem', types: ['application/json'] }, 404: NOT_FOUND },
+        },
+      },
+    },
+    async (request) => ctx.problems.resolved(request.params.id),
   );
 }

@@ -10,21 +10,27 @@ import { sweepFileSchema } from '../sweep/spec.js';
 
 export type JsonSchema = Record<string, unknown>;
 
-function requestSchema(schema: z.ZodType, description: string): JsonSchema {
+/**
+ * A body's schema, with an example body that runs in seconds (`examples`, which the OpenAPI
+ * document also gives as the body's example; a test sends each one).
+ */
+function requestSchema(schema: z.ZodType, description: string, example: Record<string, unknown>): JsonSchema {
   // fastify's ajv speaks draft-07; the input side, where defaulted fields are optional
   const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as JsonSchema;
   delete json['$schema'];
-  return { description, ...json };
+  return { description, ...json, examples: [example] };
 }
 
 export const sweepBodySchema = requestSchema(
   sweepFileSchema,
-  'A sweep, as the YAML sweep files: `problem` is the id of a shipped problem (GET /v1/problems) or the problem itself (problems/problem.schema.json); `grid` maps dotted paths (as --set) to values or {from, to, step}.',
+  'A sweep, as the YAML sweep files: `problem` is the id of a shipped problem (GET /v1/problems) or the problem itself (problems/problem.schema.json, as GET /v1/problems/{id} gives it); `grid` maps dotted paths (as --set) to values or {from, to, step}.',
+  { problem: 'hot-prefix', grid: { 'gpu.slots': [8, 16], 'router.policy': ['least-loaded', 'prefix-affinity'] }, cases: ['peak-hour'], seeds: 16 },
 );
 
 export const hintBodySchema = requestSchema(
   hintRequestSchema,
   'A hint search: `problem` (a shipped id or the problem itself), `vary` (paths to search, as a sweep grid), an optional `cost` expression.',
+  { problem: 'mmc', vary: { 'server.slots': { from: 1, to: 8, step: 1 } }, cost: 'server.slots' },
 );
 
 export const idParamsSchema: JsonSchema = {

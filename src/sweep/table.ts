@@ -120,12 +120,13 @@ export function runMetadata(meta: SweepMeta): [string, string][] {
   return [
     ['servesim.engine', meta.engine ?? 'none'],
     ['servesim.adapter', meta.adapter ?? ''],
-    ...(meta.choice === undefined ? [] : [['servesim.engine_choice', meta.choice] as [string, string]]),
+    // '' when the engine was named rather than chosen: every table carries every key
+    ['servesim.engine_choice', meta.choice ?? ''],
     ['servesim.batches', JSON.stringify(meta.batches)],
   ];
 }
 
-/** The keys runMetadata may write. */
+/** The keys runMetadata writes. */
 export const RUN_METADATA_KEYS: readonly string[] = ['servesim.engine', 'servesim.adapter', 'servesim.engine_choice', 'servesim.batches'];
 
 /**
