@@ -122,6 +122,38 @@ function lineDrawer(stream: ProgressStream, options: ProgressOptions, now: () =>
   };
 }
 
+/** What the time left of a sweep is read from. */
+export interface PointsPace {
+  readonly pointsDone: number;
+  readonly instancesDone: number;
+  readonly instancesTotal: number;
+}
+
+/**
+ * A sweep's time left, at the pace it has kept since its first grid point finished: the time
+ * before that (threads starting, a kernel compiling, the first points' seeds in flight) says
+ * little of the rest, and spread over the whole sweep it made the first estimate of a 30 s
+ * sweep five minutes.
+ */
+export class TimeLeft {
+  private since: { readonly at: number; readonly instances: number } | null = null;
+
+  constructor(private readonly now: () => number) {}
+
+  /** Takes every progress report, drawn or not: the pace starts at the first with a point done. */
+  observe(p: PointsPace): void {
+    if (this.since === null && p.pointsDone > 0) this.since = { at: this.now(), instances: p.instancesDone };
+  }
+
+  /** Milliseconds left; null until a point has finished and instances have run since. */
+  ms(p: PointsPace): number | null {
+    if (this.since === null) return null;
+    const ran = p.instancesDone - this.since.instances;
+    const elapsed = this.now() - this.since.at;
+    return ran > 0 && elapsed > 0 ? (elapsed * Math.max(0, p.instancesTotal - p.instancesDone)) / ran : null;
+  }
+}
+
 /** 75_000 ms -> "1m15s". */
 export function duration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

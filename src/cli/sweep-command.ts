@@ -22,7 +22,7 @@ import { loadSweep, sweepFromObject, type Sweep, type SweepParseOptions } from '
 import { EXIT, EXTENSIONS, FORMAT_OF_EXTENSION, SWEEP_FORMATS, type SweepFormat, type Vary } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
 import { problemWithOverrides } from './problem-argument.js';
-import { compact, duration, type ProgressStream } from './progress.js';
+import { compact, duration, TimeLeft, type ProgressStream } from './progress.js';
 import { traceLine, type CliIo } from './run-command.js';
 
 /** Unfinished points listed on stderr; the JSON output lists them all. */
@@ -226,6 +226,7 @@ export function createSweepProgress(
   now: () => number = Date.now,
 ): SweepProgressReporter {
   const started = now();
+  const timeLeft = new TimeLeft(now);
   let bar: cliProgress.SingleBar | null = null;
   let last: SweepProgress | null = null;
   let lastLine = Number.NEGATIVE_INFINITY;
@@ -234,12 +235,13 @@ export function createSweepProgress(
 
   const draw = (p: SweepProgress, final: boolean): void => {
     const elapsed = now() - started;
+    const left = timeLeft.ms(p);
     const stats = {
       label,
       points: `${p.pointsDone}/${p.pointsTotal}`,
       rate: compact(p.instancesDone / Math.max(elapsed / 1000, 1e-3)),
       // not `eta`: cli-progress fills that token itself, from the bar's own count
-      left: p.instancesDone > 0 ? duration((elapsed * (p.instancesTotal - p.instancesDone)) / p.instancesDone) : '–',
+      left: left === null ? '–' : duration(left),
     };
     if (stream.isTTY === true) {
       if (bar === null) {
@@ -269,6 +271,7 @@ export function createSweepProgress(
   return {
     onProgress(p) {
       if (stopped) return;
+      timeLeft.observe(p);
       last = p;
       if (!shown && now() - started < 1000) return;
       shown = true;

@@ -49,8 +49,9 @@ export class SimulationPool {
 
   /**
    * Runs a batch and returns each run's records. Slices of every run go to the threads in
-   * turn, so they stay busy across runs; slices are small enough to report progress and
-   * balance load. Cancelling stops handing out slices and rejects at once; the few slices
+   * turn, in the runs' order, so they stay busy across runs and runs finish in about that
+   * order (a sweep's points one after another, whatever their configurations' shapes); slices
+   * are small enough to report progress and balance load. Cancelling stops handing out slices and rejects at once; the few slices
    * already running finish in the background and are dropped. (An AbortSignal given to
    * Piscina would terminate a worker mid-task, and a result it had already posted then throws
    * "Unexpected message from Worker" out of reach of any catch.)

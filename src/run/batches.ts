@@ -3,6 +3,8 @@
  * batches as their shapes allow: items of one shape (src/engine/shape.ts) share a batch, so a
  * sweep's grid points fill the GPU together and the CPU pool's threads stay busy across them.
  * The engine is decided per batch, by its size. The one place that decides which engine runs.
+ * Work goes in the items' order whatever their shapes (on the pool slice by slice, on the GPU
+ * window by window), so a sweep's points finish one after another as their last seeds do.
  */
 import { batchInstances, type EngineBatch } from '../engine/batch.js';
 import type { EngineConfig } from '../engine/compile.js';
@@ -69,10 +71,20 @@ export interface BatchRunOptions {
   readonly signal?: AbortSignal;
   /** Instances finished so far, over every batch of the call. */
   readonly onProgress?: (instancesDone: number) => void;
-  /** An item's records, as soon as its batch has them all. */
+  /** An item's records, as soon as they are all done. */
   readonly onItem?: (item: number, records: Uint32Array) => void;
   /** A batch has run, and what ran it. */
   readonly onBatch?: (used: BatchUsed) => void;
+  /** The GPU's window sizes, kept across calls (a run's chunks); a fresh one when absent. */
+  readonly gpuWindows?: GpuWindows;
+}
+
+/** The batch of these items, in this order: their runs, each of its own configuration. */
+function batchOf(items: readonly WorkItem[], members: readonly number[]): EngineBatch {
+  return {
+    configs: members.map((i) => items[i]!.config),
+    runs: members.map((i, k) => ({ config: k, seed: items[i]!.seed, first: items[i]!.first ?? 0, count: items[i]!.seeds })),
+  };
 }
 
 /** Items grouped by shape, each group one batch, in the order their first items come. */
@@ -84,13 +96,7 @@ export function planBatches(items: readonly WorkItem[]): { readonly batch: Engin
     if (members === undefined) groups.set(key, [i]);
     else members.push(i);
   });
-  return [...groups.values()].map((members) => ({
-    items: members,
-    batch: {
-      configs: members.map((i) => items[i]!.config),
-      runs: members.map((i, k) => ({ config: k, seed: items[i]!.seed, first: items[i]!.first ?? 0, count: items[i]!.seeds })),
-    },
-  }));
+  return [...groups.values()].map((members) => ({ items: members, batch: batchOf(items, members) }));
 }
 
 /** What `engine` runs a batch of this many instances on. */
@@ -100,10 +106,16 @@ async function decide(engine: EngineChoice, instances: number): Promise<{ engine
   return decideAuto(instances, sharedPool?.threads ?? defaultPoolThreads(), crossovers, () => probeGpu());
 }
 
-/** Runs one batch; resolves with each run's records and what ran it. */
-async function runOne(batch: EngineBatch, options: BatchRunOptions, done: number, onItem: (run: number, records: Uint32Array) => void): Promise<BatchUsed> {
-  const instances = batchInstances(batch);
-  const decision = await decide(options.engine, instances);
+/** A batch of the plan and what runs it: a GPU device, or the pool (null). */
+interface Assigned {
+  readonly batch: EngineBatch;
+  readonly items: readonly number[];
+  readonly ctx: GpuContext | null;
+  readonly choice?: string;
+}
+
+async function assign(batch: EngineBatch, items: readonly number[], options: BatchRunOptions): Promise<Assigned> {
+  const decision = await decide(options.engine, batchInstances(batch));
   let why = decision.why;
   let ctx: GpuContext | null = null;
   if (decision.engine === 'gpu') {
@@ -115,33 +127,168 @@ async function runOne(batch: EngineBatch, options: BatchRunOptions, done: number
       why = `${why}; then the CPU pool, as opening the device failed: ${(err as Error).message}`;
     }
   }
-  const common = {
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    onProgress: (n: number) => options.onProgress?.(done + n),
-    onRun: onItem,
+  return { batch, items, ctx, ...(why === undefined ? {} : { choice: why }) };
+}
+
+/**
+ * Passes items' records to `onItem` as they finish; `settle` passes the batches whose items
+ * have all finished to `onBatch` (once what it reports is known), in the plan's order whatever
+ * order they finish in, so that a run's list of batches is the same every time; `stop`, when
+ * the run stops part way, those with any item finished too, so that the batches listed name
+ * what ran every finished point.
+ */
+function batchTracker(batches: readonly Assigned[], options: BatchRunOptions, used: (batch: number) => BatchUsed) {
+  const batchOfItem = new Map<number, number>();
+  batches.forEach((b, k) => b.items.forEach((item) => batchOfItem.set(item, k)));
+  const left = batches.map((b) => b.items.length);
+  let reported = 0;
+  const report = (ready: (k: number) => boolean): void => {
+    for (; reported < batches.length && ready(reported); reported++) options.onBatch?.(used(reported));
   };
-  const base = { instances, configs: batch.configs.length, ...(why === undefined ? {} : { choice: why }) };
-  if (ctx !== null) {
-    const outcome = await runGpuBatchWithFallback(ctx, batch, common);
-    const gpuSeconds = outcome.passes.reduce((sum, pass) => sum + pass.seconds, 0);
-    return { ...base, engine: 'gpu', adapter: ctx.adapterName, gpuSeconds, ...(outcome.note === undefined ? {} : { note: outcome.note }) };
+  return {
+    batchOf: (item: number): number => batchOfItem.get(item)!,
+    itemDone(item: number, records: Uint32Array): void {
+      options.onItem?.(item, records);
+      left[batchOfItem.get(item)!]! -= 1;
+    },
+    settle: (): void => report((k) => left[k] === 0),
+    stop(): void {
+      const started = batches.flatMap((b, k) => (k >= reported && left[k]! < b.items.length ? [k] : []));
+      for (const k of started) options.onBatch?.(used(k));
+      reported = batches.length;
+    },
+  };
+}
+
+/** A batch's size and what chose its engine, for its BatchUsed. */
+function sizeOf(a: Assigned): Pick<BatchUsed, 'instances' | 'configs' | 'choice'> {
+  return { instances: batchInstances(a.batch), configs: a.batch.configs.length, ...(a.choice === undefined ? {} : { choice: a.choice }) };
+}
+
+/** The items of these batches, in the order given (a sweep's: point by point). */
+function itemsOf(batches: readonly Assigned[]): number[] {
+  return batches.flatMap((b) => b.items).sort((a, b) => a - b);
+}
+
+/**
+ * The pool's batches, run as one in the items' order: the threads take slices of any shape, so
+ * a point's cases, of whatever shapes, finish together, and points finish one after another
+ * rather than all with the last batch.
+ */
+async function runOnPool(items: readonly WorkItem[], batches: readonly Assigned[], options: BatchRunOptions, done: number): Promise<void> {
+  const members = itemsOf(batches);
+  const threads = pool().threads;
+  const track = batchTracker(batches, options, (k) => ({ ...sizeOf(batches[k]!), engine: 'pool', adapter: null, threads }));
+  try {
+    await pool().runBatch(batchOf(items, members), {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      onProgress: (n) => options.onProgress?.(done + n),
+      onRun: (run, records) => {
+        track.itemDone(members[run]!, records);
+        track.settle();
+      },
+    });
+  } finally {
+    track.stop();
   }
-  await pool().runBatch(batch, common);
-  return { ...base, engine: 'pool', adapter: null, threads: pool().threads };
+}
+
+/** Seconds a GPU window's passes aim at: a stop loses at most one window, and points finish window by window. */
+const WINDOW_SECONDS = 10;
+/** Instances of a GPU window at first: about where a GPU overtakes the pool (bench/results/crossover.json). */
+const FIRST_WINDOW = 4_096;
+
+/**
+ * How many instances a GPU window holds: it starts at `first` and grows towards
+ * {@link WINDOW_SECONDS} as the windows' passes are timed (at most four-fold a window). It
+ * never shrinks below `first`: below the GPU's width a pass takes as long as its slowest
+ * instance, so a smaller one would be no quicker, only emptier.
+ */
+export class GpuWindows {
+  instances: number;
+  private readonly first: number;
+
+  constructor(first = FIRST_WINDOW) {
+    this.first = first;
+    this.instances = first;
+  }
+
+  /** A window of `instances` took `seconds` on the GPU. */
+  timed(instances: number, seconds: number): void {
+    const fit = seconds > 0 ? Math.floor((instances * WINDOW_SECONDS) / seconds) : Infinity;
+    this.instances = Math.max(this.first, Math.min(4 * instances, fit));
+  }
+}
+
+/**
+ * The GPU's batches in windows of consecutive items (a sweep's: point by point), each window
+ * one pass of each shape in it: points finish window by window, across shapes, not all with
+ * the last batch; a stop loses at most the window running. Each batch is still listed once,
+ * with the GPU seconds of all its passes.
+ */
+async function runOnGpu(ctx: GpuContext, items: readonly WorkItem[], batches: readonly Assigned[], options: BatchRunOptions, done: number): Promise<void> {
+  const members = itemsOf(batches);
+  const windows = options.gpuWindows ?? new GpuWindows();
+  const seconds = batches.map(() => 0);
+  const notes = batches.map(() => [] as string[]);
+  const track = batchTracker(batches, options, (k) => ({
+    ...sizeOf(batches[k]!),
+    engine: 'gpu',
+    adapter: ctx.adapterName,
+    gpuSeconds: seconds[k]!,
+    ...(notes[k]!.length === 0 ? {} : { note: notes[k]!.join('; ') }),
+  }));
+  let failed = false;
+  try {
+    for (let from = 0; from < members.length; ) {
+      // once the GPU has failed, the rest goes to its fallback at once rather than window by window
+      let to = from + 1;
+      let size = items[members[from]!]!.seeds;
+      while (to < members.length && (failed || size + items[members[to]!]!.seeds <= windows.instances)) size += items[members[to++]!]!.seeds;
+      const window = members.slice(from, to);
+      let windowSeconds = 0;
+      for (let k = 0; k < batches.length; k++) {
+        const mine = window.filter((item) => track.batchOf(item) === k);
+        if (mine.length === 0) continue;
+        const batch = batchOf(items, mine);
+        const outcome = await runGpuBatchWithFallback(ctx, batch, {
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          onProgress: (n) => options.onProgress?.(done + n),
+          onRun: (run, records) => track.itemDone(mine[run]!, records),
+        });
+        done += batchInstances(batch);
+        const passSeconds = outcome.passes.reduce((sum, pass) => sum + pass.seconds, 0);
+        seconds[k]! += passSeconds;
+        windowSeconds += passSeconds;
+        if (outcome.note !== undefined) notes[k]!.push(outcome.note);
+        failed ||= outcome.cpuInstances > 0;
+        track.settle();
+      }
+      if (!failed) windows.timed(size, windowSeconds);
+      from = to;
+    }
+  } finally {
+    track.stop();
+  }
 }
 
 /**
  * Runs every item, batched by shape, and calls `onItem` as each item's records are complete
- * and `onBatch` as each batch has run (a call cancelled part way has still run those before).
- * Rejects with SERVESIM_CANCELLED when `signal` aborts.
+ * and `onBatch` as each batch has run (a call stopped part way lists those it had started).
+ * The pool runs its batches as one and the GPU in windows, both in the items' order, so items
+ * finish in about that order. Rejects with SERVESIM_CANCELLED when `signal` aborts.
  */
 export async function runItems(items: readonly WorkItem[], options: BatchRunOptions): Promise<void> {
-  let done = 0;
+  const assigned: Assigned[] = [];
   for (const { batch, items: members } of planBatches(items)) {
     if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
-    options.onBatch?.(await runOne(batch, options, done, (run, records) => options.onItem?.(members[run]!, records)));
-    done += batchInstances(batch);
+    assigned.push(await assign(batch, members, options));
   }
+  const onPool = assigned.filter((a) => a.ctx === null);
+  const onGpu = assigned.filter((a) => a.ctx !== null);
+  if (onPool.length > 0) await runOnPool(items, onPool, options, 0);
+  // one device per process: every GPU batch has the same
+  if (onGpu.length > 0) await runOnGpu(onGpu[0]!.ctx!, items, onGpu, options, onPool.reduce((n, a) => n + batchInstances(a.batch), 0));
 }
 
 /** "2 batches: 4,096 instances (16 configurations) on gpu; 1,024 (4) on pool" for a CLI's first lines. */

@@ -9,7 +9,7 @@ import type { Problem, Scenario } from '../model/problem.js';
 import { CaseSeeds, configurationCost } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
 import { selectCases } from '../problem/parse.js';
-import { runItems, type BatchUsed, type WorkItem } from './batches.js';
+import { GpuWindows, runItems, type BatchUsed, type WorkItem } from './batches.js';
 import { decodeResult } from '../engine/result.js';
 import type { InstanceResult } from '../model/result.js';
 import type { EngineChoice } from './types.js';
@@ -98,6 +98,8 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   let before = 0;
   let instancesDone = 0;
   let planned = points.length * perPoint;
+  // the GPU's windows grow over the first chunk and keep their size for the rest
+  const gpuWindows = new GpuWindows();
   const stop = new AbortController();
   const abort = (): void => stop.abort();
   options.signal?.addEventListener('abort', abort, { once: true });
@@ -174,6 +176,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
           await runItems(items, {
             engine: spec.engine,
             signal: stop.signal,
+            gpuWindows,
             onBatch: (used) => {
               batches.push(used);
               options.onBatch?.(used);
