@@ -15,7 +15,7 @@ import { MAX_COST_LENGTH } from '../src/hint/cost.js';
 import { DEFAULT_MAX_SEEDS } from '../src/model/verdict.js';
 import { INPUT_LIMITS } from '../src/problem/bounds.js';
 import { DEFAULT_LIMITS } from '../src/service/context.js';
-import { DEFAULT_MAX_INSTANCES, MAX_SEEDS } from '../src/sweep/limits.js';
+import { DEFAULT_MAX_INSTANCES, MAX_SEED_ROWS, MAX_SEEDS } from '../src/sweep/limits.js';
 
 const PAGES = readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => join('docs', f));
 const DOCUMENTS = ['README.md', ...PAGES];
@@ -110,6 +110,7 @@ describe('docs/limits.md', () => {
     expect(value('seeds an undecided configuration takes')).toBe(`${count(DEFAULT_MAX_SEEDS)} by default, at most ${count(MAX_SEEDS)}`);
     expect(value('grid points: CLI sweep and hint; HTTP')).toMatch(new RegExp(`; ${count(DEFAULT_LIMITS.maxGridPoints)}$`));
     expect(value('instances')).toBe(`${count(DEFAULT_MAX_INSTANCES)} (\`--max-instances\`); ${count(DEFAULT_LIMITS.syncMaxInstances)}`);
+    expect(value('per-seed rows')).toBe(`${count(MAX_SEED_ROWS)}; ${count(DEFAULT_LIMITS.syncMaxInstances)} (the waited-for limit)`);
     expect(value('hint instances asked at once')).toBe(`${count(DEFAULT_LIMITS.syncMaxInstances)} (the waited-for limit)`);
     expect(value('a grid path or string value; a `--cost` expression')).toContain(`${count(MAX_COST_LENGTH)} characters`);
   });

@@ -1,7 +1,8 @@
 /**
  * A sweep on the GPU: its (grid point, case) configurations run as one kernel batch per shape,
- * even where the grid changes the state's size, and the table equals the CPU pool's bit for bit;
- * each batch, and a hint search over its rounds, says how long the GPU spent on it. The
+ * even where the grid changes the state's size, and its table and per-seed records equal the
+ * CPU pool's bit for bit; each batch, and a hint search over its rounds, says how long the GPU
+ * spent on it. The
  * batches go in windows of points, a pass of each shape a window, so points finish window by
  * window and a stop keeps the windows before it.
  */
@@ -13,8 +14,9 @@ import { runHints } from '../src/hint/search.js';
 import { selectCases } from '../src/problem/parse.js';
 import { GpuWindows, runItems, type BatchUsed, type WorkItem } from '../src/run/batches.js';
 import { closeEngines } from '../src/run/run.js';
+import type { SeedRecord } from '../src/run/seed-records.js';
 import { pointProblem, runSweep } from '../src/sweep/run.js';
-import { sweepFromObject } from '../src/sweep/spec.js';
+import { sweepFromObject, type GridPoint } from '../src/sweep/spec.js';
 import { COMPILE_MS, describeGpu } from './gpu-support.js';
 import { TINY_QUEUE } from './support.js';
 
@@ -31,16 +33,20 @@ const sweep = (engine: 'cpu' | 'gpu') =>
   });
 
 describeGpu('a sweep on the GPU', () => {
-  it('runs one kernel batch per shape and gives the pool\'s table bit for bit', async () => {
-    const gpu = await runSweep(sweep('gpu'));
+  it('runs one kernel batch per shape and gives the pool\'s table and per-seed records bit for bit', async () => {
+    const seeds: Record<'gpu' | 'cpu', SeedRecord[][]> = { gpu: [], cpu: [] };
+    const keep = (engine: 'gpu' | 'cpu') => (point: GridPoint, records: readonly SeedRecord[]) => void (seeds[engine][point.index] = [...records]);
+    const gpu = await runSweep(sweep('gpu'), { onSeedRecords: keep('gpu') });
     expect(gpu.error).toBeNull();
     expect(gpu.meta.batches.map((b) => [b.engine, b.instances, b.configs])).toEqual([['gpu', 32, 4], ['gpu', 32, 4]]);
     // each says how long its passes held the GPU (what bench/ reports as the kernel's seconds)
     for (const b of gpu.meta.batches) expect(b.gpuSeconds).toBeGreaterThan(0);
-    const cpu = await runSweep(sweep('cpu'));
+    const cpu = await runSweep(sweep('cpu'), { onSeedRecords: keep('cpu') });
     expect(cpu.meta.engine).toBe('pool');
     expect(cpu.meta.batches.every((b) => b.gpuSeconds === undefined)).toBe(true);
     expect(gpu.rows).toEqual(cpu.rows);
+    expect(seeds.gpu.flat()).toHaveLength(4 * 2 * 8);
+    expect(seeds.gpu).toEqual(seeds.cpu);
   }, COMPILE_MS);
 
   it('gives a hint search\'s GPU seconds over its rounds, and the pool\'s hints', async () => {

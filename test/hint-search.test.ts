@@ -31,16 +31,20 @@ function grid(axes: readonly SearchAxis[]) {
   return { valuesOf, size };
 }
 
-async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boolean, cost: (v: Value[]) => number, probes?: number) {
+/**
+ * The search on a pass rule; with `estimate`, what it asks to steer by is that rule's answer
+ * (an estimate, to be decided again) and only what it asks to decide is `passes`'.
+ */
+async function search(axes: readonly SearchAxis[], passes: (v: Value[]) => boolean, cost: (v: Value[]) => number, probes?: number, estimate?: (v: Value[]) => boolean) {
   const { valuesOf, size } = grid(axes);
   const batches: Value[][][] = [];
   const outcome = await searchCheapest({
     axes,
     ...(probes === undefined ? {} : { probes }),
     cost: (i) => cost(valuesOf(i)),
-    evaluate: async (indexes) => {
+    evaluate: async (indexes, decide) => {
       batches.push(indexes.map(valuesOf));
-      return new Map(indexes.map((i) => [i, { passes: passes(valuesOf(i)) }]));
+      return new Map(indexes.map((i) => [i, decide || estimate === undefined ? { passes: passes(valuesOf(i)) } : { passes: estimate(valuesOf(i)), decided: false }]));
     },
   });
   return {
@@ -107,42 +111,66 @@ describe('searchCheapest', () => {
     expect(r.outcome.evaluated.size).toBeLessThan(r.size);
   });
 
+  /** A random grid of two families and one to three numeric axes, a monotone pass rule per family, and a cost. */
+  function randomGrid(next: () => number, trial: number) {
+    const dims = 1 + Math.floor(next() * 3);
+    const axes: SearchAxis[] = [{ values: ['x', 'y'], numeric: false }];
+    for (let d = 0; d < dims; d++) axes.push({ values: range(1, 2 + Math.floor(next() * 6)), numeric: true });
+    // a monotone rule: a weighted sum over a threshold, per family
+    const weights = axes.map(() => next());
+    const threshold = { x: next() * 8, y: next() * 12 };
+    const passes = (v: Value[]): boolean =>
+      v.slice(1).reduce<number>((s, x, k) => s + weights[k + 1]! * (x as number), 0) >= threshold[v[0] as 'x' | 'y'];
+    const monotoneCost = trial % 3 !== 0;
+    const coef = axes.map(() => (monotoneCost ? 1 : -1) * Math.ceil(next() * 3));
+    const cost = (v: Value[]): number => v.slice(1).reduce<number>((s, x, k) => s + coef[k + 1]! * (x as number), 0);
+    // each family's cheapest passing points, ties not dominated by another
+    const { valuesOf, size } = grid(axes);
+    const all = Array.from({ length: size }, (_, i) => valuesOf(i));
+    const expected: Value[][] = [];
+    for (const family of ['x', 'y']) {
+      const passing = all.filter((v) => v[0] === family && passes(v));
+      if (passing.length === 0) continue;
+      const min = Math.min(...passing.map(cost));
+      const ties = passing.filter((v) => cost(v) === min);
+      const le = (p: Value[], q: Value[]) => p.every((x, k) => k === 0 || (x as number) <= (q[k] as number));
+      expected.push(...ties.filter((t) => !ties.some((o) => o !== t && le(o, t))));
+    }
+    return { axes, passes, cost, monotoneCost, expected: expected.map(key).sort() };
+  }
+  const key = (v: Value[]) => v.join(',');
+
   it('agrees with brute force on random monotone grids, whatever the cost', async () => {
     const next = random(7);
     for (let trial = 0; trial < 60; trial++) {
-      const dims = 1 + Math.floor(next() * 3);
-      const axes: SearchAxis[] = [{ values: ['x', 'y'], numeric: false }];
-      for (let d = 0; d < dims; d++) axes.push({ values: range(1, 2 + Math.floor(next() * 6)), numeric: true });
-      // a monotone rule: a weighted sum over a threshold, per family
-      const weights = axes.map(() => next());
-      const threshold = { x: next() * 8, y: next() * 12 };
-      const passes = (v: Value[]): boolean =>
-        v.slice(1).reduce<number>((s, x, k) => s + weights[k + 1]! * (x as number), 0) >= threshold[v[0] as 'x' | 'y'];
-      const monotoneCost = trial % 3 !== 0;
-      const coef = axes.map(() => (monotoneCost ? 1 : -1) * Math.ceil(next() * 3));
-      const cost = (v: Value[]): number => v.slice(1).reduce<number>((s, x, k) => s + coef[k + 1]! * (x as number), 0);
-
+      const { axes, passes, cost, monotoneCost, expected } = randomGrid(next, trial);
       const r = await search(axes, passes, cost);
       // bisection finds the same, in as many rounds or more
       const bisection = await search(axes, passes, cost, 1);
       expect(bisection.found, `trial ${trial}`).toEqual(r.found);
       expect(bisection.outcome.rounds, `trial ${trial}`).toBeGreaterThanOrEqual(r.outcome.rounds);
-      const { valuesOf, size } = grid(axes);
-      const all = Array.from({ length: size }, (_, i) => valuesOf(i));
-      const expected: Value[][] = [];
-      for (const family of ['x', 'y']) {
-        const passing = all.filter((v) => v[0] === family && passes(v));
-        if (passing.length === 0) continue;
-        const min = Math.min(...passing.map(cost));
-        const ties = passing.filter((v) => cost(v) === min);
-        const le = (p: Value[], q: Value[]) => p.every((x, k) => k === 0 || (x as number) <= (q[k] as number));
-        expected.push(...ties.filter((t) => !ties.some((o) => o !== t && le(o, t))));
-      }
-      const key = (v: Value[]) => v.join(',');
-      expect(r.found.map(key).sort(), `trial ${trial}`).toEqual(expected.map(key).sort());
+      expect(r.found.map(key).sort(), `trial ${trial}`).toEqual(expected);
       expect(r.violations, `trial ${trial}`).toEqual([]);
       expect(r.outcome.costMonotone).toBe(monotoneCost);
     }
+  });
+
+  it('steers by estimates wrong a third of the time, yet answers as brute force on what it decides', async () => {
+    const next = random(11);
+    let estimated = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const { axes, passes, cost, expected } = randomGrid(next, trial);
+      const r = await search(axes, passes, cost, undefined, (v) => (next() < 1 / 3 ? !passes(v) : passes(v)));
+      expect(r.found.map(key).sort(), `trial ${trial}`).toEqual(expected);
+      // what the answer shows was decided: what was found, its cheaper neighbours, each failing top
+      const { evaluated, found, failing } = r.outcome;
+      for (const index of [...found.flatMap((f) => [f.index, ...f.cheaper]), ...failing]) expect(evaluated.get(index)?.decided, `trial ${trial}`).not.toBe(false);
+      // wrong estimates are not violations: the rule is monotone
+      expect(r.violations, `trial ${trial}`).toEqual([]);
+      estimated += [...evaluated.values()].filter((e) => e.decided === false).length;
+    }
+    // most points were only estimated
+    expect(estimated).toBeGreaterThan(60);
   });
 
   it('checks the lower neighbours it assumed fail, and reports one that passes', async () => {

@@ -97,6 +97,7 @@ export const HINT: HintResult = {
   seed: 1,
   recheckSeed: 2,
   verdictLevel: 0.95,
+  margin: 0.1 / 3,
   cases: ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'],
   hints: [{
     found: { values: { 'gpu.replicas': 8, 'gpu.slots': 16, 'router.policy': 'least-loaded' }, cost: 128, verdict: 'PASS', cases: [margin('as-given', true), margin('server-dies', true)] },

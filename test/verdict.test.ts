@@ -7,7 +7,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { clopperPearson, studentT } from '../src/model/stats.js';
 import { intervalAlpha, pointVerdict, seedLooks, seedRange, sideOf, verdictOf, VERDICT_LEVEL } from '../src/model/verdict.js';
-import { runHints } from '../src/hint/search.js';
+import { hintMargin, runHints } from '../src/hint/search.js';
+import { sweepFromObject } from '../src/sweep/spec.js';
+import { runSweep } from '../src/sweep/run.js';
 import { loadProblem } from '../src/problem/parse.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
 import { closePool, problemFile, seededRandom } from './support.js';
@@ -71,7 +73,7 @@ describe('the procedure', () => {
    * at each look, the Clopper-Pearson interval against the threshold, with all the allowed
    * error on this one goal (the hardest case for the bound).
    */
-  function sequentialVerdict(p: number, threshold: number, random: () => number): 'PASS' | 'FAIL' | 'UNDECIDED' {
+  function sequentialVerdict(p: number, threshold: number, random: () => number, margin?: number): { verdict: 'PASS' | 'FAIL' | 'UNDECIDED'; seeds: number } {
     const looks = seedLooks(32, 4096);
     let k = 0;
     let n = 0;
@@ -79,10 +81,12 @@ describe('the procedure', () => {
       for (; n < look; n++) if (random() < p) k++;
       const [lo, hi] = clopperPearson(k, n, intervalAlpha(looks.length, 1));
       const side = sideOf(lo, hi, threshold, 'atLeast');
-      if (side === 'meets') return 'PASS';
-      if (side === 'misses') return 'FAIL';
+      if (side === 'meets') return { verdict: 'PASS', seeds: n };
+      if (side === 'misses') return { verdict: 'FAIL', seeds: n };
+      // a hint's margin: shown below threshold + margin, it takes no more seeds
+      if (margin !== undefined && hi < threshold + margin) return { verdict: 'UNDECIDED', seeds: n };
     }
-    return 'UNDECIDED';
+    return { verdict: 'UNDECIDED', seeds: n };
   }
 
   it('over 2,000 repetitions near the threshold, the wrong verdict comes at most as often as 5% allows', () => {
@@ -93,7 +97,7 @@ describe('the procedure', () => {
       let wrongs = 0;
       let decided = 0;
       for (let r = 0; r < repetitions; r++) {
-        const verdict = sequentialVerdict(p, 0.9, random);
+        const { verdict } = sequentialVerdict(p, 0.9, random);
         if (verdict === wrong) wrongs++;
         if (verdict !== 'UNDECIDED') decided++;
       }
@@ -101,6 +105,21 @@ describe('the procedure', () => {
       expect(wrongs, `p = ${p}: ${wrong} ${wrongs} times`).toBeLessThanOrEqual(repetitions * (1 - VERDICT_LEVEL));
       if (p !== 0.9) expect(decided / repetitions, `p = ${p} decided`).toBeGreaterThan(0.5);
     }
+  });
+
+  it("a hint's margin stops a design that cannot pass by it, and stops one that does no more often than 5% allows", () => {
+    const random = seededRandom(26);
+    const repetitions = 2000;
+    const margin = hintMargin(0.9);
+    const runs = (p: number, withMargin: boolean) => Array.from({ length: repetitions }, () => sequentialVerdict(p, 0.9, random, withMargin ? margin : undefined));
+    const meanSeeds = (rs: readonly { seeds: number }[]): number => rs.reduce((s, r) => s + r.seeds, 0) / rs.length;
+    // passing by the margin: stopped short (or failed) is the margin's error, within 5%
+    const atMargin = runs(0.9 + margin, true);
+    expect(atMargin.filter((r) => r.verdict !== 'PASS').length).toBeLessThanOrEqual(repetitions * (1 - VERDICT_LEVEL));
+    // failing: never passed, and stopped in far fewer seeds than deciding the FAIL takes
+    const failing = runs(0.88, true);
+    expect(failing.filter((r) => r.verdict === 'PASS').length).toBeLessThanOrEqual(repetitions * (1 - VERDICT_LEVEL));
+    expect(meanSeeds(failing)).toBeLessThan(meanSeeds(runs(0.88, false)) / 3);
   });
 });
 
@@ -132,6 +151,28 @@ describe('seeds until decided, on the engines', () => {
     for (const column of ['requests', 'success', 'p99_ms', 'pass_probability', 'seeds'] as const) {
       expect(decided![column], column).toBe(row![column]);
     }
+  });
+
+  it("a configuration shown short of a hint's margin takes no more seeds, undecided", async () => {
+    // M/M/4 at 80% load over 50 s: a p99 goal of 740 ms is met by about 85% of seeds, which
+    // a few hundred seeds tell from 0.9 + the margin, and more from 0.9
+    const mmc = {
+      id: 'short',
+      title: 'M/M/c short of its goal',
+      goals: { success: 0.99, p99: '740ms' },
+      traffic: { rate: 32, duration: '50s', warmup: '20s' },
+      workload: { kind: 'job' },
+      server: { replicas: 1, slots: 4, service: { dist: 'exponential', mean: '100ms' }, timeout: 0 },
+      cases: ['as-given'],
+    };
+    const sweep = sweepFromObject({ problem: mmc, grid: { 'server.slots': [4] }, seeds: 'auto', engine: 'cpu' });
+    const margin = hintMargin(0.9);
+    const [decided] = (await runSweep(sweep)).rows;
+    const [short] = (await runSweep(sweep, { enough: (row, confidence) => row.pass_probability_hi < confidence + margin })).rows;
+    expect(decided!.summary.verdict).toBe('FAIL');
+    expect(short!.summary.verdict).toBe('UNDECIDED');
+    expect(short!.summary.pass_probability_hi).toBeLessThan(0.9 + margin);
+    expect(short!.summary.seeds).toBeLessThan(decided!.summary.seeds);
   });
 
   it('a decided configuration takes no more seeds than its first look', async () => {

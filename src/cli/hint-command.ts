@@ -82,7 +82,9 @@ export function formatHints(result: HintResult): string {
   goals.push(`pass prob ≥ ${trim(result.confidence)}`);
   const seeds = result.maxSeeds > result.seeds ? `${result.seeds} to ${result.maxSeeds} seeds until decided` : `${result.seeds} seeds`;
   lines.push(`goals: ${goals.join(', ')} · cost: ${result.cost}`);
-  lines.push(`${seeds} from ${result.seed}, re-checked from ${result.recheckSeed} · each case's verdict at ${trim(result.verdictLevel * 100)}% confidence`);
+  // the margin stops adding seeds, so it applies only where seeds are added
+  const margin = result.maxSeeds > result.seeds ? `; a pass probability shown under ${trim(result.confidence + result.margin)} takes no more seeds` : '';
+  lines.push(`${seeds} from ${result.seed}, re-checked from ${result.recheckSeed} · each case's verdict at ${trim(result.verdictLevel * 100)}% confidence${margin}`);
   lines.push('');
   if (result.hints.length === 0) lines.push('No configuration in the grid passes every case.');
   for (const [k, hint] of result.hints.entries()) {

@@ -4,6 +4,7 @@
  * is invalid. --seeds must be ...`. The command table (program.ts) loads this module whenever
  * servesim starts, so it imports nothing heavy: no zod, YAML, fastify or engines.
  */
+import { extname } from 'node:path';
 import { InvalidArgumentError, Option } from 'commander';
 import { ServesimError } from '../errors.js';
 import { parseCost } from '../hint/cost.js';
@@ -37,6 +38,19 @@ export const FORMAT_OF_EXTENSION: Readonly<Record<string, SweepFormat>> = {
 };
 
 export const EXTENSIONS = Object.keys(FORMAT_OF_EXTENSION).join(', ');
+
+/** The extensions `--seeds-out FILE` takes: a per-seed table is Arrow or Parquet (FORMAT_OF_EXTENSION). */
+export const SEEDS_OUT_EXTENSIONS: readonly string[] = ['.parquet', '.arrow', '.feather', '.arrows'];
+
+/** `--seeds-out FILE`, for `run` and `sweep`: its extension names the format. */
+export function seedsOutOption(): Option {
+  return new Option('--seeds-out <file>', `also write one row per (grid point, case, seed) to this file: ${SEEDS_OUT_EXTENSIONS.join(', ')}`).argParser((text) => {
+    if (!SEEDS_OUT_EXTENSIONS.includes(extname(text).toLowerCase())) {
+      throw new InvalidArgumentError(`--seeds-out writes Arrow or Parquet: name the file ${SEEDS_OUT_EXTENSIONS.map((e) => `*${e}`).join(', ')}, got '${text}'.`);
+    }
+    return text;
+  });
+}
 export const ENGINE_CHOICES: readonly EngineChoice[] = ['auto', 'gpu', 'cpu'];
 
 /** Seeds per case when none are asked for. */

@@ -24,6 +24,7 @@ import {
   MAX_SEED,
   maxSeedsOption,
   RUN_FORMATS,
+  seedsOutOption,
   parseChoice,
   parseConfidence,
   parseCostOption,
@@ -89,6 +90,7 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
   run
     .addOption(formatOption(RUN_FORMATS))
     .addOption(new Option('--check', 'exit 1 when any case fails, 3 when one is undecided (within seed noise), else 0'))
+    .addOption(seedsOutOption())
     .addHelpText(
       'after',
       '\nOutput goes to stdout, progress and the engine used to stderr. With several problems,\n' +
@@ -99,7 +101,8 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         '  servesim run hot-prefix --seeds auto --check   # seeds until each case is decided\n' +
         '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
         '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv\n' +
-        '  servesim run hot-prefix --case as-given -f vllm-bench   # a vllm bench serve result a case, one a line',
+        '  servesim run hot-prefix --case as-given -f vllm-bench   # a vllm bench serve result a case, one a line\n' +
+        '  servesim run mmc --seeds 256 --seeds-out seeds.parquet   # also a row a seed: its counts, percentiles, goals met',
     )
     .action(async (files: string[], opts: RunOptionValues) => {
       const { runCommand } = await commands.run();
@@ -317,6 +320,7 @@ function sweepOptions(): Option[] {
     varyOption('a grid path and its values, without a sweep file (FILE is then a problem)'),
     setOption(),
     caseOption(),
+    seedsOutOption(),
   ];
 }
 

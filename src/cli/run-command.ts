@@ -11,9 +11,12 @@ import { formatCsv, formatJson, formatTable } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { formatVllmBench } from '../run/vllm-bench.js';
+import type { SeedRecord } from '../run/seed-records.js';
 import { EXIT, seedOptions, type RunFormat, type SimulationOptionValues } from './options.js';
 import { readProblemArgument } from './problem-argument.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
+import { outputProblem } from './output-file.js';
+import { checkSeedRows, runSeedTable, writeSeedsOut } from './seeds-out.js';
 
 /** What the commands need from the rest of servesim; main.ts passes the real modules (lazy.ts). */
 export interface CliDeps {
@@ -30,8 +33,8 @@ export interface CliIo {
   onInterrupt(handler: () => void): () => void;
 }
 
-/** `run`'s options: the simulation's, its formats and `--check`. */
-export type RunOptionValues = Omit<SimulationOptionValues, 'format'> & { readonly format: RunFormat; readonly check?: boolean };
+/** `run`'s options: the simulation's, its formats, `--check` and `--seeds-out`. */
+export type RunOptionValues = Omit<SimulationOptionValues, 'format'> & { readonly format: RunFormat; readonly check?: boolean; readonly seedsOut?: string };
 
 /** Runs the `run` command; resolves to the exit status. Input errors are thrown. */
 export async function runCommand(
@@ -42,20 +45,30 @@ export async function runCommand(
 ): Promise<number> {
   // load and check every file before simulating any: a typo in the last one fails at once
   const seeds = seedOptions(opts.seeds, opts.maxSeeds);
-  const plans: { problem: Problem; caseNames: readonly string[] | undefined }[] = [];
+  const plans: { problem: Problem; caseNames: readonly string[] | undefined; cases: number }[] = [];
   for (const file of files) {
     const problem = await readProblemArgument(file, (path) => deps.loadProblem(path, opts.set ?? []));
     const wanted = opts.case ?? 'all';
     const selected = await deps.selectCases(problem, wanted);
-    plans.push({ problem, caseNames: wanted === 'all' ? undefined : selected.map((s) => s.name) });
+    plans.push({ problem, caseNames: wanted === 'all' ? undefined : selected.map((s) => s.name), cases: selected.length });
+  }
+  const { seedsOut } = opts;
+  if (seedsOut !== undefined) {
+    if (plans.length > 1) return usage(io, `--seeds-out writes one problem's seeds, and ${plans.length} problems were named: run them one at a time`);
+    const { cases } = plans[0]!;
+    checkSeedRows(cases * seeds.maxSeeds, `${cases} cases x ${seeds.maxSeeds.toLocaleString('en')} seeds`);
+    const problem = outputProblem('--seeds-out', seedsOut);
+    if (problem !== null) return usage(io, problem);
   }
 
   const controller = new AbortController();
   const release = io.onInterrupt(() => controller.abort());
   const results: RunResult[] = [];
+  let seedRecords: readonly SeedRecord[] = [];
+  const onSeedRecords = seedsOut === undefined ? undefined : (records: readonly SeedRecord[]): void => void (seedRecords = records);
   try {
     for (const [i, { problem, caseNames }] of plans.entries()) {
-      const result = await simulate(problem, caseNames, seeds, opts, deps, io, controller.signal);
+      const result = await simulate(problem, caseNames, seeds, opts, deps, io, controller.signal, onSeedRecords);
       if (controller.signal.aborted) break;
       results.push(result);
       writeResult(result, i, plans.length, opts, io);
@@ -73,6 +86,12 @@ export async function runCommand(
   if (opts.format === 'json') {
     io.stdout.write(formatJson(results.length === 1 && files.length === 1 ? results[0]! : results));
   }
+  if (seedsOut !== undefined) {
+    const { subject, rows, meta } = runSeedTable(results[0]!, seedRecords);
+    const failure = writeSeedsOut(seedsOut, subject, rows, meta);
+    if (failure !== null) return usage(io, failure);
+    io.stderr.write(`wrote ${rows.length} rows (a row a seed) to ${seedsOut}\n`);
+  }
   return opts.check === true ? checkStatus(results) : EXIT.ok;
 }
 
@@ -88,6 +107,7 @@ export async function simulate(
   deps: CliDeps,
   io: CliIo,
   signal: AbortSignal,
+  onSeedRecords?: RunOptions['onSeedRecords'],
 ): Promise<RunResult> {
   if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
   const profile = problem.gpu?.profile;
@@ -103,6 +123,7 @@ export async function simulate(
       engine: opts.engine,
       signal,
       onProgress: progress.onProgress,
+      ...(onSeedRecords === undefined ? {} : { onSeedRecords }),
     });
   } finally {
     progress.stop();
@@ -112,6 +133,12 @@ export async function simulate(
   // how the cases were batched, why auto chose the engine, and what ran elsewhere than asked
   for (const line of [describeBatches(result.meta.batches), result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
   return result;
+}
+
+/** A usage or output error: its message on stderr, exit status 2. */
+function usage(io: CliIo, message: string): number {
+  io.stderr.write(`servesim: ${message}\n`);
+  return EXIT.usage;
 }
 
 /** `--check`: 1 when any case FAILs, else 3 when any is UNDECIDED, else 0. */

@@ -18,12 +18,15 @@ import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
 import { runSweep, sweepTraces, type SweepOutcome, type SweepProgress, type SweepRunOptions } from '../sweep/run.js';
-import { loadSweep, sweepFromObject, type Sweep, type SweepParseOptions } from '../sweep/spec.js';
+import { loadSweep, sweepFromObject, type GridPoint, type GridSize, type Sweep, type SweepParseOptions } from '../sweep/spec.js';
+import type { SeedRow } from '../sweep/table.js';
+import type { SeedRecord } from '../run/seed-records.js';
 import { EXIT, EXTENSIONS, FORMAT_OF_EXTENSION, SWEEP_FORMATS, type SweepFormat, type Vary } from './options.js';
 import { outputProblem, writeOutput } from './output-file.js';
 import { problemWithOverrides } from './problem-argument.js';
 import { compact, duration, TimeLeft, type ProgressStream } from './progress.js';
 import { traceLine, type CliIo } from './run-command.js';
+import { checkSeedRows, writeSeedsOut } from './seeds-out.js';
 
 /** Unfinished points listed on stderr; the JSON output lists them all. */
 const LISTED_UNFINISHED = 20;
@@ -51,6 +54,8 @@ export interface SweepOptionValues {
   /** With `vary`: the problem's fields changed, and its cases (all by default). */
   readonly set?: readonly string[];
   readonly case?: readonly string[] | 'all';
+  /** Also the per-seed table, to this file (seeds-out.ts). */
+  readonly seedsOut?: string;
 }
 
 /** Runs the `sweep` command; resolves to the exit status. Input errors are thrown. */
@@ -70,8 +75,9 @@ export async function sweepCommand(
   if ((format === 'arrow' || format === 'parquet') && opts.out === undefined && io.stdout.isTTY === true) {
     return usage(io, `${format === 'arrow' ? 'an Arrow stream' : 'Parquet'} is binary: write it to a file with --out results.${format}, or pipe stdout to a program`);
   }
+  const { seedsOut } = opts;
   // a sweep can take hours: find an unwritable destination before, not after
-  for (const [flag, path] of [['--out', opts.out], ['--report', opts.report]] as const) {
+  for (const [flag, path] of [['--out', opts.out], ['--report', opts.report], ['--seeds-out', seedsOut]] as const) {
     const problem = path === undefined ? null : outputProblem(flag, path);
     if (problem !== null) return usage(io, problem);
   }
@@ -81,6 +87,11 @@ export async function sweepCommand(
     ...(opts.seeds === undefined ? {} : { seeds: opts.seeds }),
     ...(opts.maxSeeds === undefined ? {} : { maxSeeds: opts.maxSeeds }),
     ...(opts.engine === undefined ? {} : { engine: opts.engine }),
+    // a row a seed: counted, as the instances are, before the grid's points are listed
+    ...(seedsOut === undefined ? {} : {
+      checkSize: ({ points, cases, seeds, instances }: GridSize) =>
+        checkSeedRows(instances, `${points.toLocaleString('en')} grid points x ${cases} cases x ${seeds.toLocaleString('en')} seeds`),
+    }),
   };
   const sweep = opts.vary === undefined ? loadSweep(file, parse) : gridSweep(file, opts.vary, opts, parse);
 
@@ -92,13 +103,16 @@ export async function sweepCommand(
   const release = io.onInterrupt(() => controller.abort());
   try {
     const progress = createSweepProgress(io.stderr, sweep.id);
+    const seedRows: SeedRow[][] = [];
+    const onSeedRecords = (point: GridPoint, records: readonly SeedRecord[]): void => void (seedRows[point.index] = records.map((record) => ({ point, record })));
     let outcome: SweepOutcome;
     try {
-      outcome = await (deps.runSweep ?? runSweep)(sweep, { signal: controller.signal, onProgress: progress.onProgress });
+      outcome = await (deps.runSweep ?? runSweep)(sweep, { signal: controller.signal, onProgress: progress.onProgress, ...(seedsOut === undefined ? {} : { onSeedRecords }) });
     } finally {
       progress.stop();
     }
-    return writeOutcome(sweep, outcome, format, opts, io);
+    // by grid point, in the grid's order (points finish in the engines')
+    return writeOutcome(sweep, outcome, format, opts, io, seedRows.flat());
   } finally {
     release();
   }
@@ -134,7 +148,7 @@ function gridSweep(problem: string, vary: Vary, opts: Pick<SweepOptionValues, 's
 const FLAG_OF_FIELD: ReadonlyMap<string, string> = new Map([['grid', '--vary'], ['cases', '--case']]);
 
 /** What a sweep leaves: its engine, its table and report, what did not finish; the exit status. */
-function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo): number {
+function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo, seedRows: readonly SeedRow[]): number {
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
   for (const line of [meta.batches.length === 0 ? undefined : describeBatches(meta.batches), meta.choice, meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
@@ -143,6 +157,7 @@ function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, 
     const written = [
       writeResults(sweep, outcome, format, opts.out, io),
       opts.report === undefined ? null : writeOutput('--report', opts.report, renderReport({ sweep, outcome })),
+      opts.seedsOut === undefined ? null : writeSeeds(sweep, outcome, opts.seedsOut, seedRows, io),
     ];
     for (const failure of written) if (failure !== null) failures.push(failure);
   }
@@ -185,6 +200,13 @@ function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: s
     case 'table':
       return formatSweepTable(sweep, outcome);
   }
+}
+
+/** Writes the per-seed table; returns why that failed, or null. */
+function writeSeeds(sweep: Sweep, outcome: SweepOutcome, path: string, rows: readonly SeedRow[], io: SweepIo): string | null {
+  const failure = writeSeedsOut(path, sweep, rows, outcome.meta, stoppedBecause(outcome));
+  if (failure === null) io.stderr.write(`wrote ${rows.length} rows (a row a seed) to ${path}\n`);
+  return failure;
 }
 
 /** Writes the results; returns why that failed, or null. */

@@ -104,6 +104,12 @@ export interface HintResult {
   readonly recheckSeed: number;
   /** The confidence of each verdict (the chance it is not wrong), over all the looks at it. */
   readonly verdictLevel: number;
+  /**
+   * A configuration whose pass probability is shown below confidence + margin takes no more
+   * seeds (it stays UNDECIDED and is not taken as passing): it passes by less than the margin,
+   * if at all, and the hint may answer one step dearer than such a design.
+   */
+  readonly margin: number;
   readonly cases: readonly string[];
   /** The Pareto set over cost and the string-valued paths: for each combination of the
    * string-valued paths (each router policy), its cheapest passing configurations (ties kept

@@ -13,8 +13,11 @@ const MAX_DIGITS = 4;
 /** A component this busy is named as the bottleneck of a failing case. */
 const SATURATED = 0.8;
 
-/** Each case's margins against the goals (the summary's own verdict is kept). */
-export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confidence: number): CaseMargin[] {
+/**
+ * Each case's margins against the goals (the summary's own verdict is kept); `margin` is the
+ * hint's (src/hint/search.ts), which an undecided case's why names when it stopped short of it.
+ */
+export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confidence: number, margin: number): CaseMargin[] {
   return rows.map((row) => {
     const latencyMargin = (goal: number | null, valueMs: number): number | null =>
       goal === null ? null : resolved(goal / 1000 - valueMs, valueMs * LATENCY_RESOLUTION);
@@ -35,7 +38,7 @@ export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confiden
       p99_margin_ms: latencyMargin(goals.p99, row.p99_ms)!,
       ttft_p99_margin_ms: latencyMargin(goals.ttftP99, row.ttft_p99_ms),
       tpot_p99_margin_ms: latencyMargin(goals.tpotP99, row.tpot_p99_ms),
-      why: row.verdict === 'PASS' ? '' : row.verdict === 'FAIL' ? whyFails(row, goals, confidence) : whyUndecided(row, goals, confidence),
+      why: row.verdict === 'PASS' ? '' : row.verdict === 'FAIL' ? whyFails(row, goals, confidence) : whyUndecided(row, goals, confidence, margin),
     };
   });
 }
@@ -58,13 +61,17 @@ export function resolved(value: number, noise: number): number {
 
 /**
  * "slow-dependency: undecided at 4096 seeds: pass probability 0.90 (0.89-0.91) around 0.9":
- * the goals whose intervals still straddle them, with the seeds taken.
+ * the goals whose intervals still straddle them, with the seeds taken; a pass probability
+ * shown below confidence + `margin` says so ("..., under 0.9333: passes by less than the
+ * margin, if at all").
  */
-export function whyUndecided(row: CaseSummary, goals: Goals, confidence: number): string {
+export function whyUndecided(row: CaseSummary, goals: Goals, confidence: number, margin: number): string {
   const parts = row.undecided.split(',').filter((g) => g !== '').map((goal) => {
     switch (goal) {
-      case 'pass_probability':
-        return `pass probability ${fixedDigits(row.pass_probability, 2)} (${fixedDigits(row.pass_probability_lo, 2)}-${fixedDigits(row.pass_probability_hi, 2)}) around ${trim(confidence)}`;
+      case 'pass_probability': {
+        const interval = `pass probability ${fixedDigits(row.pass_probability, 2)} (${fixedDigits(row.pass_probability_lo, 2)}-${fixedDigits(row.pass_probability_hi, 2)}) around ${trim(confidence)}`;
+        return row.pass_probability_hi < confidence + margin ? `${interval}, under ${trim(confidence + margin)}: passes by less than the margin, if at all` : interval;
+      }
       case 'success':
         return `success ${fixedDigits(row.success * 100, 2)}% (${fixedDigits(row.success_lo * 100, 2)}-${fixedDigits(row.success_hi * 100, 2)}%) around ${trim(goals.success * 100)}%`;
       case 'p99':

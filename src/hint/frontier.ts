@@ -18,10 +18,17 @@
  *    settled and, when the cost grows
  *    with every numeric axis (checked on the whole grid, it is only arithmetic), whatever
  *    costs more than the cheapest pass found so far;
- * 3. verifies: the cheapest points settled as passing are evaluated, as is the next lower
- *    value on each numeric axis from each of them. A point whose evaluation contradicts what
- *    the search had settled for it is a monotonicity violation; the selection is redone with
- *    the new facts until every chosen point and its lower neighbours have been evaluated.
+ * 3. verifies: the cheapest points settled as passing are decided, as is the next lower
+ *    value on each numeric axis from each of them, each family's failing top, and any
+ *    estimate that alone settles a point as cheap as those found as failing. A point whose
+ *    decided evaluation contradicts what other decided points settled for it is a
+ *    monotonicity violation; the search is redone with the new facts until all of these are
+ *    decided.
+ *
+ * Steps 1 and 2 steer: they may ask for an estimate (`decide` false), which the evaluator may
+ * answer more cheaply and which step 3 decides again before the answer rests on it. An
+ * estimate that turns out wrong only costs evaluations: what is found passes on a decided
+ * evaluation, and its cheaper neighbours do not.
  */
 
 export interface SearchAxis {
@@ -32,10 +39,15 @@ export interface SearchAxis {
 
 export interface Evaluation {
   readonly passes: boolean;
+  /** False for an estimate to steer by, which is decided again before an answer rests on it; absent: decided. */
+  readonly decided?: boolean;
 }
 
-/** Evaluates grid points; resolves with a result for every index asked. */
-export type Evaluator<E extends Evaluation> = (indexes: readonly number[]) => Promise<ReadonlyMap<number, E>>;
+/**
+ * Evaluates grid points; resolves with a result for every index asked, decided ones when
+ * `decide` is true (else estimates, or decided ones where they cost no more).
+ */
+export type Evaluator<E extends Evaluation> = (indexes: readonly number[], decide: boolean) => Promise<ReadonlyMap<number, E>>;
 
 export interface SearchInput<E extends Evaluation> {
   readonly axes: readonly SearchAxis[];
@@ -62,14 +74,14 @@ export interface Violation {
 
 export interface Found {
   readonly index: number;
-  /** One step down each numeric axis (that has a lower value), all evaluated. */
+  /** One step down each numeric axis (that has a lower value), all decided. */
   readonly cheaper: readonly number[];
 }
 
 export interface SearchOutcome<E extends Evaluation> {
   /** The cheapest passing points of each family (ties not dominated by another), cheapest first. */
   readonly found: readonly Found[];
-  /** The most generous point of each family where nothing passes, all evaluated. */
+  /** The most generous point of each family where nothing passes, all decided. */
   readonly failing: readonly number[];
   readonly evaluated: ReadonlyMap<number, E>;
   readonly violations: readonly Violation[];
@@ -126,48 +138,63 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
 
   const probes = Math.max(1, Math.floor(input.probes ?? DEFAULT_PROBES));
   let rounds = 0;
+  // each point's latest evaluation: a decided one replaces an estimate
   const evaluated = new Map<number, E>();
-  const passed: number[][] = [];
-  const failed: number[][] = [];
+  const passed = new Map<number, number[]>();
+  const failed = new Map<number, number[]>();
   const violations: Violation[] = [];
+  const decided = (index: number): boolean => evaluated.get(index)?.decided !== false;
 
-  const settled = (index: number): Settled => {
+  /** What the evaluations (or only the decided ones) settle for a point. */
+  const settled = (index: number, decidedOnly = false): Settled => {
     const done = evaluated.get(index);
     if (done !== undefined) return { status: done.passes ? 'pass' : 'fail', from: index };
     const r = ranks(index);
-    const passFrom = passed.find((p) => below(p, r));
-    const failFrom = failed.find((f) => below(r, f));
-    // contradicting evidence (after a violation) settles nothing
-    if (passFrom !== undefined && failFrom === undefined) return { status: 'pass', from: pointAt(passFrom) };
-    if (failFrom !== undefined && passFrom === undefined) return { status: 'fail', from: pointAt(failFrom) };
+    const passFrom = first(passed, (p, i) => (!decidedOnly || decided(i)) && below(p, r));
+    const failFrom = first(failed, (f, i) => (!decidedOnly || decided(i)) && below(r, f));
+    // contradicting evidence (a violation, or estimates at odds) settles nothing
+    if (passFrom !== undefined && failFrom === undefined) return { status: 'pass', from: passFrom };
+    if (failFrom !== undefined && passFrom === undefined) return { status: 'fail', from: failFrom };
     return { status: 'unknown' };
   };
 
-  // families ask for points concurrently; the asks of one turn go out as one batch
-  let pending = new Set<number>();
+  // families ask for points concurrently; the asks of one turn go out as one round
+  let pending = { steer: new Set<number>(), decide: new Set<number>() };
   let flush: Promise<void> | null = null;
   let last: Promise<void> = Promise.resolve();
-  const need = (indexes: readonly number[]): Promise<void> => {
-    for (const i of indexes) if (!evaluated.has(i)) pending.add(i);
-    if (pending.size === 0) return Promise.resolve();
+  const need = (indexes: readonly number[], decide: boolean): Promise<void> => {
+    for (const i of indexes) {
+      if (decide ? evaluated.has(i) && decided(i) : evaluated.has(i)) continue;
+      (decide ? pending.decide : pending.steer).add(i);
+    }
+    if (pending.steer.size + pending.decide.size === 0) return Promise.resolve();
     // setImmediate runs once every family has reached its next ask (or its end)
     flush ??= last = last.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(async () => {
-      const batch = [...pending];
-      pending = new Set();
+      const asked = pending;
+      pending = { steer: new Set(), decide: new Set() };
       flush = null;
-      const before = batch.map(settled);
       rounds++;
-      const results = await input.evaluate(batch);
-      batch.forEach((index, k) => {
-        const result = results.get(index);
-        if (result === undefined) throw new Error(`the evaluator gave no result for grid point ${index}`);
-        const was = before[k]!;
-        if (was.status !== 'unknown' && (was.status === 'pass') !== result.passes) {
-          violations.push({ index, passes: result.passes, because: was.from });
+      const steer = [...asked.steer].filter((i) => !asked.decide.has(i));
+      const decide = [...asked.decide];
+      // what other decided points had settled for each, before this round
+      const before = new Map([...steer, ...decide].map((i) => [i, evaluated.has(i) ? ({ status: 'unknown' } as const) : settled(i, true)]));
+      const [steered, decisions] = await Promise.all([
+        steer.length === 0 ? new Map<number, E>() : input.evaluate(steer, false),
+        decide.length === 0 ? new Map<number, E>() : input.evaluate(decide, true),
+      ]);
+      for (const [batch, results] of [[steer, steered], [decide, decisions]] as const) {
+        for (const index of batch) {
+          const result = results.get(index);
+          if (result === undefined) throw new Error(`the evaluator gave no result for grid point ${index}`);
+          const was = before.get(index)!;
+          if (result.decided !== false && was.status !== 'unknown' && (was.status === 'pass') !== result.passes) {
+            violations.push({ index, passes: result.passes, because: was.from });
+          }
+          evaluated.set(index, result);
+          (result.passes ? failed : passed).delete(index);
+          (result.passes ? passed : failed).set(index, ranks(index));
         }
-        evaluated.set(index, result);
-        (result.passes ? passed : failed).push(ranks(index));
-      });
+      }
     });
     return flush;
   };
@@ -190,12 +217,12 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
 
   const searchFamily = async (family: readonly number[]): Promise<void> => {
     const top = topOf(family);
-    await need([top]);
+    await need([top], false);
     if (inner === undefined) return;
     if (!evaluated.get(top)!.passes) {
       // a failing top settles the whole family: check that on one point half way down
       const mid = pointAt(family.map((r, a) => (axes[a]!.numeric ? (lengths[a]! - 1) >> 1 : r)));
-      await need([mid]);
+      await need([mid], false);
       if (!evaluated.get(mid)!.passes) return;
     }
     const n = lengths[inner]!;
@@ -220,7 +247,7 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
         // ranks splitting [l, u) into probes + 1 parts (bisection's midpoint when probes = 1)
         const ms = [...new Set(Array.from({ length: probes }, (_, k) => l + Math.floor(((k + 1) * (u - l)) / (probes + 1))))];
         const unknown = ms.map(at).filter((point) => settled(point).status === 'unknown');
-        if (unknown.length > 0) await need(unknown);
+        if (unknown.length > 0) await need(unknown, false);
         // the lowest passing probe bounds from above, the failures below it from below
         for (const m of ms) {
           if (settled(at(m)).status === 'pass') {
@@ -233,8 +260,6 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
       if (l < n && settled(at(l)).status === 'pass') best = Math.min(best, costs[at(l)]!);
     }
   };
-  await Promise.all(families.map(searchFamily));
-
   const cheaperNeighbours = (index: number): number[] => {
     const r = ranks(index);
     return numeric.filter((a) => r[a]! > 0).map((a) => pointAt(r.map((v, b) => (b === a ? v - 1 : v))));
@@ -259,12 +284,36 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
     return ties.filter((_, i) => !tieRanks.some((other, j) => j !== i && below(other, tieRanks[i]!)));
   };
 
+  /**
+   * The estimates that settle a point as cheap as the family's chosen ones as failing, where no
+   * decided failure does: that nothing cheaper (or as cheap) passes rests on them.
+   */
+  const estimatesBelow = (family: readonly number[], chosen: readonly number[]): number[] => {
+    if (chosen.length === 0) return [];
+    const least = Math.min(...chosen.map((i) => costs[i]!));
+    const out = new Set<number>();
+    for (const combo of odometerDown(numeric.map((a) => lengths[a]!))) {
+      const r = [...family];
+      numeric.forEach((a, k) => (r[a] = combo[k]!));
+      if (cheaperThan(least, costs[pointAt(r)]!) || first(failed, (f, i) => decided(i) && below(r, f)) !== undefined) continue;
+      const estimate = first(failed, (f) => below(r, f));
+      if (estimate !== undefined) out.add(estimate);
+    }
+    return [...out];
+  };
+
+  // search on what is known, then decide what the answer rests on, until that is all decided:
+  // the chosen points and failing tops first; once they stand, the neighbours below them and
+  // the estimates that settle anything cheaper as failing
+  const open = (indexes: readonly number[]): number[] => indexes.filter((i) => !(evaluated.has(i) && decided(i)));
   let chosen: number[][];
   for (;;) {
+    await Promise.all(families.map(searchFamily));
     chosen = families.map(cheapest);
-    const wanted = chosen.flat().flatMap((i) => [i, ...cheaperNeighbours(i)]);
-    if (wanted.every((i) => evaluated.has(i))) break;
-    await need(wanted);
+    const answers = open([...chosen.flat(), ...families.filter((_, f) => chosen[f]!.length === 0).map(topOf)]);
+    const then = answers.length > 0 ? answers : open(families.flatMap((family, f) => [...chosen[f]!.flatMap(cheaperNeighbours), ...estimatesBelow(family, chosen[f]!)]));
+    if (then.length === 0) break;
+    await need(then, true);
   }
 
   const found = chosen
@@ -273,6 +322,12 @@ export async function searchCheapest<E extends Evaluation>(input: SearchInput<E>
     .map((index) => ({ index, cheaper: cheaperNeighbours(index) }));
   const failing = families.filter((_, f) => chosen[f]!.length === 0).map(topOf);
   return { found, failing, evaluated, violations, costMonotone, rounds };
+}
+
+/** The first point (in the map's order) whose ranks satisfy `test`. */
+function first(points: ReadonlyMap<number, readonly number[]>, test: (ranks: readonly number[], index: number) => boolean): number | undefined {
+  for (const [index, ranks] of points) if (test(ranks, index)) return index;
+  return undefined;
 }
 
 /** Every combination of ranks below `lengths`, the highest first. */

@@ -46,6 +46,18 @@ interface PointResult extends Evaluation {
   readonly rows: readonly CaseSummary[];
 }
 
+/**
+ * The hint's margin, as a share of what the confidence leaves to fail (1 - confidence): a
+ * configuration whose pass probability is shown below confidence + this share of it takes no
+ * more seeds, as it passes by less than that if at all (docs/model.md section 6).
+ */
+const MARGIN_SHARE = 1 / 3;
+
+/** The margin above `confidence` that a configuration must be able to pass by to take more seeds. */
+export function hintMargin(confidence: number): number {
+  return (1 - confidence) * MARGIN_SHARE;
+}
+
 export async function runHints(request: HintRequest, options: HintOptions = {}): Promise<HintResult> {
   const proto = protoGridKey(request, 'vary');
   if (proto !== undefined) throw invalidHintRequest([proto]);
@@ -99,20 +111,23 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
 
   let engine: string | null = null;
   let gpuSeconds: number | null = null;
-  let evaluatedCount = 0;
+  const reported = new Set<number>();
   let instances = 0;
-  // the grid points on the sweep's seeds, or (the re-check) on fresh ones
-  const run = async (on: Sweep, indexes: readonly number[], report: boolean): Promise<Map<number, PointResult>> => {
+  const margin = hintMargin(sweep.confidence);
+  // the grid points on the sweep's seeds, or (the re-check) on fresh ones: decided, or to the
+  // margin; with `firstLook`, only the first look's seeds, verdicts as the procedure gives them there
+  const run = async (on: Sweep, indexes: readonly number[], report: boolean, firstLook = false): Promise<Map<number, PointResult>> => {
     const outcome = await runSweep(on, {
       only: indexes,
       ...(maxInstances === undefined ? {} : { batchInstances: maxInstances }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      enough: (row, confidence) => firstLook || row.pass_probability_hi < confidence + margin,
       onPoint: (point, rows) => {
         instances += rows.reduce((sum, r) => sum + r.summary.seeds, 0);
         if (!report) return;
-        evaluatedCount++;
+        reported.add(point.index);
         options.onProgress?.({
-          evaluated: evaluatedCount,
+          evaluated: reported.size,
           gridSize: sweep.points.length,
           values: valuesOf(point.index),
           verdict: pointVerdict(rows.map((r) => r.summary.verdict)),
@@ -133,10 +148,22 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     return results;
   };
 
+  // the search steers by each point's first look: a point whose cases are all decided there is
+  // decided; else one whose pass probability there reaches the confidence, with no goal shown
+  // missed, is taken as passing until it is decided
+  const steer = async (indexes: readonly number[]): Promise<Map<number, PointResult>> => {
+    const looked = await run(sweep, indexes, true, true);
+    return new Map(
+      [...looked].map(([index, { passes, rows }]) => {
+        if (rows.every((r) => r.verdict !== 'UNDECIDED')) return [index, { passes, rows }];
+        return [index, { rows, decided: false, passes: rows.every((r) => r.verdict !== 'FAIL' && r.pass_probability >= sweep.confidence) }];
+      }),
+    );
+  };
   const outcome = await searchCheapest({
     axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
     cost,
-    evaluate: (indexes) => run(sweep, indexes, true),
+    evaluate: (indexes, decide) => (decide || sweep.maxSeeds === sweep.seeds ? run(sweep, indexes, true) : steer(indexes)),
     ...(options.probes === undefined ? {} : { probes: options.probes }),
   });
 
@@ -147,7 +174,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
 
   const hintRun = (index: number, rows: readonly CaseSummary[]): HintRun => {
     const problem = pointProblem(sweep, sweep.points[index]!);
-    const cases = caseMargins(rows, problem.goals, sweep.confidence);
+    const cases = caseMargins(rows, problem.goals, sweep.confidence, margin);
     return { verdict: pointVerdict(cases.map((c) => c.verdict)), cases };
   };
   const configuration = (index: number): HintConfiguration => {
@@ -176,6 +203,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
     seed: sweep.baseSeed,
     recheckSeed,
     verdictLevel: VERDICT_LEVEL,
+    margin,
     cases: sweep.caseNames,
     hints: outcome.found.map(hint),
     failing: outcome.failing.map(configuration),

@@ -170,7 +170,7 @@ export class CaseSeeds {
     this.tpotOver.add(r.tpot);
     const p99 = quantile(r.latency, 0.99);
     if (!Number.isNaN(p99)) this.seedP99s.push(p99);
-    if (r.arrivals > 0 && r.overload === '' && meetsGoals(r.successes / r.arrivals, p99, seedTtft, seedTpot, this.goals)) this.seedsPassing++;
+    if (seedGoals(r, p99, seedTtft, seedTpot, this.goals).passes) this.seedsPassing++;
   }
 
   private addComponents(r: InstanceResult): void {
@@ -360,10 +360,29 @@ function overloadReason(overloads: ReadonlyMap<string, number>, seeds: number): 
   return `overloaded: ${parts.join('; ')}`;
 }
 
-/** NaN (an undefined rate or quantile) never meets a goal; a goal not set asks nothing. */
-function meetsGoals(success: number, p99Micros: number, ttftP99: number, tpotP99: number, goals: Goals): boolean {
-  return success >= goals.success - RATE_EPSILON && p99Micros <= goals.p99 &&
-    (goals.ttftP99 === null || ttftP99 <= goals.ttftP99) && (goals.tpotP99 === null || tpotP99 <= goals.tpotP99);
+/** The goals one seed meets on its own (null: a goal the problem does not set), and whether it passes. */
+export interface SeedGoals {
+  readonly success: boolean;
+  readonly p99: boolean;
+  readonly ttftP99: boolean | null;
+  readonly tpotP99: boolean | null;
+  /** Arrivals, no capacity of the engines reached, and every goal set met: a seed `pass_probability` counts. */
+  readonly passes: boolean;
+}
+
+/**
+ * Which goals a seed meets, from its own success rate and its own p99s (microseconds, the
+ * bucket midpoint as `quantile()` gives it; NaN where it counted none). NaN (no arrivals, no
+ * successes) never meets a goal; a goal not set asks nothing.
+ */
+export function seedGoals(r: InstanceResult, p99Micros: number, ttftP99: number, tpotP99: number, goals: Goals): SeedGoals {
+  const met = {
+    success: r.successes / r.arrivals >= goals.success - RATE_EPSILON,
+    p99: p99Micros <= goals.p99,
+    ttftP99: goals.ttftP99 === null ? null : ttftP99 <= goals.ttftP99,
+    tpotP99: goals.tpotP99 === null ? null : tpotP99 <= goals.tpotP99,
+  };
+  return { ...met, passes: r.arrivals > 0 && r.overload === '' && met.success && met.p99 && met.ttftP99 !== false && met.tpotP99 !== false };
 }
 
 /** What a case's verdict weighs: the pass probability and each pooled goal set. */

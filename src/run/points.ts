@@ -59,6 +59,26 @@ export interface PointsRunOptions<P> {
   readonly onProgress?: (instancesDone: number, arrivalsDone: number, instancesPlanned: number) => void;
   /** A batch has run (each is in the outcome's `batches` too). */
   readonly onBatch?: (used: BatchUsed) => void;
+  /**
+   * Whether an undecided configuration of `point` needs no more seeds (a hint's margin,
+   * src/hint/search.ts): its row is then final at this look.
+   */
+  readonly enough?: (row: CaseSummary, confidence: number, point: P) => boolean;
+  /**
+   * A configuration's seeds as they come, decoded, before its verdict looks at them (per-seed
+   * records, src/run/seed-records.ts); without it no seed's record outlives its summing.
+   */
+  readonly onSeeds?: (seeds: ConfigurationSeeds<P>) => void;
+}
+
+/** Instances `first ..` of case `caseIndex` (of the point's cases, in their order) of a grid point. */
+export interface ConfigurationSeeds<P> {
+  readonly point: P;
+  readonly problem: Problem;
+  readonly caseIndex: number;
+  readonly caseName: string;
+  readonly first: number;
+  readonly results: readonly InstanceResult[];
 }
 
 export interface PointsOutcome {
@@ -147,12 +167,12 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       }
       progress(instancesDone, arrivalsDone);
     };
-    // a configuration's verdict after a look: final when decided or at the last look
+    // a configuration's verdict after a look: final when decided, enough or at the last look
     const look = (c: Configuration, last: boolean): void => {
       const { problem, cases } = chunk[c.p]!;
       const timeout = problem.app?.timeout ?? problem.server?.timeout ?? 0;
       const row = c.seeds.summary(cases[c.k]!.name, problem.confidence, timeout, configurationCost(problem), looks.length);
-      if (row.verdict === 'UNDECIDED' && !last) return;
+      if (row.verdict === 'UNDECIDED' && !last && options.enough?.(row, problem.confidence, chunk[c.p]!.point) !== true) return;
       c.row = row;
       rows[c.p]![c.k] = row;
       left[c.p]! -= 1;
@@ -185,7 +205,10 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
             onItem: (item, r) => {
               if (stop.signal.aborted) return;
               const c = piece[item]!;
-              for (const result of decodeRecords(c.config, r)) c.seeds.add(result);
+              const results = decodeRecords(c.config, r);
+              for (const result of results) c.seeds.add(result);
+              const { point, problem, cases } = chunk[c.p]!;
+              options.onSeeds?.({ point, problem, caseIndex: c.k, caseName: cases[c.k]!.name, first, results });
               look(c, l === looks.length - 1);
             },
           });

@@ -10,7 +10,8 @@ import { packageVersion } from '../version.js';
 import type { RunMeta, RunOptions, RunResult } from './types.js';
 import type { CaseSummary } from '../model/summary.js';
 import type { BatchUsed } from './batches.js';
-import { runPoints } from './points.js';
+import { runPoints, type PointsRunOptions } from './points.js';
+import { withSeedRecords } from './seed-records.js';
 
 export { closeEngines, pool } from './batches.js';
 
@@ -33,11 +34,14 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
   const caseNames = selectCases(problem, options.caseNames ?? 'all').map((c) => c.name);
   const maxSeeds = options.maxSeeds ?? options.seeds;
   let rows: readonly CaseSummary[] = [];
-  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, maxSeeds, baseSeed: options.baseSeed, engine: options.engine }, {
+  const pointOptions: PointsRunOptions<Problem> = {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     onPoint: (_, summaries) => void (rows = summaries),
     onProgress: (instancesDone, arrivalsDone, instancesTotal) => options.onProgress?.({ instancesDone, instancesTotal, arrivalsDone }),
-  });
+  };
+  const { onSeedRecords } = options;
+  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, maxSeeds, baseSeed: options.baseSeed, engine: options.engine },
+    onSeedRecords === undefined ? pointOptions : withSeedRecords(pointOptions, (_, records) => onSeedRecords(records)));
   if (error !== null) throw error;
   if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
   return {

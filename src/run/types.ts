@@ -2,6 +2,7 @@ import type { Problem } from '../model/problem.js';
 import type { CaseSummary } from '../model/summary.js';
 import type { TraceSummary } from '../model/trace.js';
 import type { BatchUsed } from './batches.js';
+import type { SeedRecord } from './seed-records.js';
 
 /** What a user asks for: the GPU, the CPU pool, or whichever pays off for this batch. */
 export type EngineChoice = 'auto' | 'cpu' | 'gpu';
@@ -25,6 +26,8 @@ export interface RunOptions {
   readonly engine: EngineChoice;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: Progress) => void;
+  /** The cases' per-seed records (src/run/seed-records.ts), cases in order, once all have run; none are made without it. */
+  readonly onSeedRecords?: (records: readonly SeedRecord[]) => void;
 }
 
 export interface RunMeta {

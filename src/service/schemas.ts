@@ -48,6 +48,19 @@ export const resultQuerySchema: JsonSchema = {
   additionalProperties: false,
 };
 
+/** Which table POST /v1/sweeps answers. */
+export const sweepQuerySchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    table: {
+      type: 'string',
+      enum: ['summary', 'seeds'],
+      description: "'summary' (the default): a row per (grid point, case); 'seeds': a row per (grid point, case, seed), each seed's counts, percentiles and goals met (docs/outputs.md), as Arrow or Parquet",
+    },
+  },
+  additionalProperties: false,
+};
+
 const COLUMN_TYPE = { count: 'integer', number: 'number', text: 'string', boolean: 'boolean' } as const;
 
 /**

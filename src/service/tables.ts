@@ -4,11 +4,11 @@
  */
 import { PassThrough, Readable } from 'node:stream';
 import { giveWay, piecesInSlices } from '../slices.js';
-import { ARROW_STREAM_TYPE, ArrowPieces, sweepArrowPieces, type SweepTable } from '../sweep/arrow.js';
+import { ARROW_STREAM_TYPE, ArrowPieces, seedArrowPieces, sweepArrowPieces, type SweepTable } from '../sweep/arrow.js';
 import { sweepCsvPieces, sweepJsonPieces } from '../sweep/format.js';
-import { PARQUET_TYPE, sweepParquetPieces } from '../sweep/parquet.js';
+import { PARQUET_TYPE, seedParquetPieces, sweepParquetPieces } from '../sweep/parquet.js';
 import type { SweepMeta, SweepOutcome, SweepRow } from '../sweep/run.js';
-import { ROWS_PER_BATCH } from '../sweep/table.js';
+import { ROWS_PER_BATCH, type SeedRow } from '../sweep/table.js';
 import type { Sweep } from '../sweep/spec.js';
 import { ServiceError } from './errors.js';
 
@@ -66,6 +66,17 @@ export function encodeTable(format: TableFormat, sweep: Sweep, outcome: SweepOut
     case 'csv':
       return { type: 'text/csv; charset=utf-8', body: sliced(sweepCsvPieces(sweep, outcome)) };
   }
+}
+
+/**
+ * A sweep's per-seed table (POST /v1/sweeps?table=seeds), Arrow or Parquet, as encodeTable
+ * sends a sweep's: ROWS_PER_BATCH rows a record batch or row group, a slice of the event loop
+ * at a time.
+ */
+export function encodeSeedTable(format: 'arrow' | 'parquet', sweep: Sweep, rows: readonly SeedRow[], meta: SweepMeta): { type: string; body: Readable } {
+  return format === 'arrow'
+    ? { type: ARROW_STREAM_TYPE, body: sliced(seedArrowPieces(sweep, rows, meta, { rowsPerBatch: ROWS_PER_BATCH })) }
+    : { type: PARQUET_TYPE, body: sliced(seedParquetPieces(sweep, rows, meta, { rowsPerGroup: ROWS_PER_BATCH })) };
 }
 
 /**

@@ -12,16 +12,19 @@ import {
 import { ServesimError } from '../errors.js';
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
-import { groupByPoint, resultColumns, resultMetadata, RUN_METADATA_KEYS, runMetadata, type ColumnType, type HeldPoints, type ResultColumn } from './table.js';
+import {
+  groupByPoint, resultColumns, resultMetadata, RUN_METADATA_KEYS, runMetadata, seedColumns, seedMetadata,
+  type ColumnType, type HeldPoints, type ResultColumn, type SeedRow, type TableSubject,
+} from './table.js';
 
 export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
 
 /** The IPC file format (magic at both ends, a footer listing the batches) or the stream format. */
 export type IpcFormat = 'file' | 'stream';
 
-interface Column {
+interface Column<R> {
   readonly field: Field;
-  readonly build: (rows: readonly SweepRow[]) => Data;
+  readonly build: (rows: readonly R[]) => Data;
 }
 
 const ARROW_TYPES: Readonly<Record<ColumnType, DataType>> = {
@@ -31,7 +34,7 @@ const ARROW_TYPES: Readonly<Record<ColumnType, DataType>> = {
   string: new Utf8(),
 };
 
-function arrowColumn({ name, type, nullable, names, valueOf }: ResultColumn): Column {
+function arrowColumn<R>({ name, type, nullable, names, valueOf }: ResultColumn<R>): Column<R> {
   if (names !== undefined) {
     const dictionaryType = new Dictionary(new Utf8(), new Int32());
     const dictionary = vectorFromArray([...names], new Utf8()) as Vector<Utf8>;
@@ -59,7 +62,7 @@ function arrowColumn({ name, type, nullable, names, valueOf }: ResultColumn): Co
  * bitmap: apache-arrow's vectorFromArray goes through a builder, many times slower, and a
  * table's numbers are almost all of its values.
  */
-function numberData(rows: readonly SweepRow[], valueOf: ResultColumn['valueOf'], type: Int32 | Float64): Data {
+function numberData<R>(rows: readonly R[], valueOf: ResultColumn<R>['valueOf'], type: Int32 | Float64): Data {
   const data = type instanceof Int32 ? new Int32Array(rows.length) : new Float64Array(rows.length);
   let nullBitmap: Uint8Array | undefined;
   let nullCount = 0;
@@ -77,22 +80,29 @@ function numberData(rows: readonly SweepRow[], valueOf: ResultColumn['valueOf'],
   return type instanceof Int32 ? makeData({ type, data: data as Int32Array, ...props }) : makeData({ type, data: data as Float64Array, ...props });
 }
 
-/** Builds record batches for a sweep's rows, all with one schema. */
-export class SweepTable {
+/** Builds record batches of rows, all with one schema: these columns and this metadata. */
+export class RecordTable<R> {
   readonly schema: Schema;
-  private readonly columns: readonly Column[];
+  private readonly columns: readonly Column<R>[];
 
-  /** `held`: the points the table will hold when the sweep stopped early; all by default. */
-  constructor(sweep: Sweep, meta: SweepMeta, held?: HeldPoints) {
-    this.columns = resultColumns(sweep).map(arrowColumn);
-    this.schema = new Schema(this.columns.map((c) => c.field), new Map(resultMetadata(sweep, meta, held)));
+  constructor(columns: readonly ResultColumn<R>[], metadata: readonly [string, string][]) {
+    this.columns = columns.map((c) => arrowColumn(c));
+    this.schema = new Schema(this.columns.map((c) => c.field), new Map(metadata));
   }
 
   /** `final`: the whole sweep's meta, for a stream's last batch (runMetadata) when its schema went out before. */
-  batch(rows: readonly SweepRow[], final?: SweepMeta): RecordBatch {
+  batch(rows: readonly R[], final?: SweepMeta): RecordBatch {
     const children = this.columns.map((c) => c.build(rows));
     const data = makeData({ type: new Struct(this.schema.fields), length: rows.length, children, nullCount: 0 });
     return new RecordBatch(this.schema, data, final === undefined ? undefined : new Map(runMetadata(final)));
+  }
+}
+
+/** Record batches of a sweep's rows. */
+export class SweepTable extends RecordTable<SweepRow> {
+  /** `held`: the points the table will hold when the sweep stopped early; all by default. */
+  constructor(sweep: Sweep, meta: SweepMeta, held?: HeldPoints) {
+    super(resultColumns(sweep), resultMetadata(sweep, meta, held));
   }
 }
 
@@ -160,7 +170,26 @@ export class ArrowPieces {
  */
 export function* sweepArrowPieces(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
   const { groups, held } = groupByPoint(rows, options.stopped);
-  const table = new SweepTable(sweep, meta, held);
+  yield* tablePieces(new SweepTable(sweep, meta, held), groups, options);
+}
+
+/**
+ * A per-seed table (`--seeds-out`) as one Arrow IPC stream or file, in pieces, as
+ * sweepArrowPieces writes a sweep's: rows grouped by grid point, the grid points of `subject`
+ * they lack named in the metadata.
+ */
+export function* seedArrowPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
+  const { groups, held } = groupByPoint(rows, options.stopped);
+  yield* tablePieces(new RecordTable(seedColumns(subject), seedMetadata(subject, meta, rows.length, held)), groups, options);
+}
+
+/** seedArrowPieces, whole. */
+export function seedsToArrow(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Uint8Array {
+  return Buffer.concat([...seedArrowPieces(subject, rows, meta, options)]);
+}
+
+/** The schema, a record batch a group of rows (or of `rowsPerBatch`), the end. */
+function* tablePieces<R>(table: RecordTable<R>, groups: readonly R[][], options: SweepArrowOptions): Generator<Uint8Array> {
   const writer = new ArrowPieces(table.schema, options.format);
   yield writer.head();
   const size = options.rowsPerBatch;
@@ -255,6 +284,9 @@ export function readSweepArrow(data: Uint8Array, name: string): SweepArrow {
   const found = table === null ? readUpToCut(file ? bytes.subarray(8) : bytes) : { schema: table.schema, rows: table.numRows };
   if (!file && found.schema === null) {
     throw unreadable(`${name} is not an Arrow IPC file or stream (write one with servesim sweep --out FILE.arrow)`);
+  }
+  if (found.schema?.metadata.get('servesim.table') === 'seeds') {
+    throw unreadable(`${name} is a per-seed table (--seeds-out), a row a seed: servesim report reads a sweep's table (servesim sweep --out FILE.arrow)`);
   }
   const expected = Number(found.schema?.metadata.get('servesim.rows') ?? NaN);
   if (found.rows < expected) gaps.unshift(`it holds ${found.rows} of ${expected} rows`);

@@ -7,7 +7,9 @@
 import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
-import { groupByPoint, resultColumns, resultMetadata, type ColumnType } from './table.js';
+import {
+  groupByPoint, resultColumns, resultMetadata, seedColumns, seedMetadata, type ColumnType, type ResultColumn, type SeedRow, type TableSubject,
+} from './table.js';
 
 const PARQUET_TYPES: Readonly<Record<ColumnType, BasicType>> = {
   int32: 'INT32',
@@ -31,10 +33,23 @@ export interface SweepParquetOptions {
  * footer.
  */
 export function* sweepParquetPieces(sweep: Sweep, rows: readonly SweepRow[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
-  const { rowsPerGroup } = options;
   const { groups, held } = groupByPoint(rows, options.stopped);
-  const ordered = groups.flat();
-  const columns = resultColumns(sweep);
+  yield* parquetPieces(resultColumns(sweep), resultMetadata(sweep, meta, held), groups.flat(), options.rowsPerGroup);
+}
+
+/** A per-seed table (`--seeds-out`) as Parquet, in pieces, as sweepParquetPieces writes a sweep's. */
+export function* seedParquetPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
+  const { groups, held } = groupByPoint(rows, options.stopped);
+  yield* parquetPieces(seedColumns(subject), seedMetadata(subject, meta, rows.length, held), groups.flat(), options.rowsPerGroup);
+}
+
+/** seedParquetPieces, whole. */
+export function seedsToParquet(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, stopped?: string): Uint8Array {
+  return Buffer.concat([...seedParquetPieces(subject, rows, meta, stopped === undefined ? {} : { stopped })]);
+}
+
+/** `ordered` rows in these columns, with this key/value metadata: the bytes of each write as it is made, then the footer. */
+function* parquetPieces<R>(columns: readonly ResultColumn<R>[], metadata: readonly [string, string][], ordered: readonly R[], rowsPerGroup: number | undefined): Generator<Uint8Array> {
   const bytes = new ByteWriter();
   // in pieces, a group's metadata (statistics, page indexes) costs more than its rows, and all
   // of it is written with the footer at once: a results table is small enough to read whole
@@ -43,7 +58,7 @@ export function* sweepParquetPieces(sweep: Sweep, rows: readonly SweepRow[], met
     writer: bytes,
     statistics: !sliced,
     schema: schemaFromColumnData({ columnData: columns.map(({ name, type, nullable }) => ({ name, data: [], type: PARQUET_TYPES[type], nullable })) }),
-    kvMetadata: resultMetadata(sweep, meta, held).map(([key, value]) => ({ key, value })),
+    kvMetadata: metadata.map(([key, value]) => ({ key, value })),
   });
   let taken = 0;
   const written = (): Uint8Array => {

@@ -11,7 +11,8 @@ import type { Trace, TraceSummary } from '../model/trace.js';
 import { problemFromObject } from '../problem/parse.js';
 import type { BatchUsed } from '../run/batches.js';
 import { engineMeta } from '../run/run.js';
-import { runPoints } from '../run/points.js';
+import { runPoints, type PointsRunOptions } from '../run/points.js';
+import { withSeedRecords, type SeedRecord } from '../run/seed-records.js';
 import type { EngineUsed } from '../run/types.js';
 import { packageVersion } from '../version.js';
 import { sweepTraceSummary, TRACE_AXIS, type GridPoint, type GridValue, type Sweep } from './spec.js';
@@ -71,6 +72,10 @@ export interface SweepRunOptions {
   readonly batchInstances?: number;
   /** A batch has run (the meta lists every one when the sweep returns). */
   readonly onBatch?: (used: BatchUsed) => void;
+  /** An undecided configuration that needs no more seeds (PointsRunOptions.enough). */
+  readonly enough?: PointsRunOptions<GridPoint>['enough'];
+  /** A finished point's per-seed records (src/run/seed-records.ts), before its rows go to `onPoint`; none are made without it. */
+  readonly onSeedRecords?: (point: GridPoint, records: readonly SeedRecord[]) => void;
 }
 
 /** The problem a grid point stands for. */
@@ -105,9 +110,10 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
   const finished: number[] = [];
   let instances = 0;
   const spec = options.batchInstances === undefined ? sweep : { ...sweep, batchInstances: options.batchInstances };
-  const { batches, error } = await runPoints(points, (point) => pointProblem(sweep, point), spec, {
+  const pointOptions: PointsRunOptions<GridPoint> = {
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.onBatch === undefined ? {} : { onBatch: options.onBatch }),
+    ...(options.enough === undefined ? {} : { enough: options.enough }),
     onPoint: (point, summaries) => {
       const pointRows = summaries.map((summary) => ({ point, summary }));
       rows.push(...pointRows);
@@ -118,7 +124,10 @@ export async function runSweep(sweep: Sweep, options: SweepRunOptions = {}): Pro
       instances = instancesDone;
       options.onProgress?.({ pointsDone: finished.length, pointsTotal: points.length, instancesDone: instances, instancesTotal: instancesPlanned, arrivalsDone });
     },
-  });
+  };
+  const { onSeedRecords } = options;
+  const { batches, error } = await runPoints(points, (point) => pointProblem(sweep, point), spec,
+    onSeedRecords === undefined ? pointOptions : withSeedRecords(pointOptions, onSeedRecords));
   // points finish in the engines' order; the table keeps the grid's
   const order = new Map(points.map((p, i) => [p.index, i]));
   rows.sort((a, b) => order.get(a.point.index)! - order.get(b.point.index)!);

@@ -6,23 +6,31 @@
  */
 import { goalsInMilliseconds } from '../model/problem.js';
 import { INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
-import type { GridAxis, Sweep } from './spec.js';
+import type { GridAxis, GridPoint, Sweep } from './spec.js';
 import { VERDICT_LEVEL } from '../model/verdict.js';
+import { SEED_COLUMNS, type SeedColumn, type SeedRecord } from '../run/seed-records.js';
 import type { SweepMeta, SweepRow } from './run.js';
 
 /** Counts are int32, other numbers float64. */
 export type ColumnType = 'int32' | 'float64' | 'bool' | 'string';
 
-export interface ResultColumn {
+/** A column of a table of rows R: a sweep's (SweepRow), or a per-seed table's (SeedRow). */
+export interface ResultColumn<R = SweepRow> {
   readonly name: string;
   readonly type: ColumnType;
   readonly nullable: boolean;
   /** A string column's values when known up front (grid names, case names), in their order: the Arrow dictionary. */
   readonly names?: readonly string[];
-  readonly valueOf: (row: SweepRow) => number | string | boolean | null;
+  readonly valueOf: (row: R) => number | string | boolean | null;
 }
 
-function gridColumn(axis: GridAxis, a: number): ResultColumn {
+/** A per-seed table's row (`--seeds-out`): a seed of a case of a grid point. */
+export interface SeedRow {
+  readonly point: GridPoint;
+  readonly record: SeedRecord;
+}
+
+function gridColumn<R extends { readonly point: GridPoint }>(axis: GridAxis, a: number): ResultColumn<R> {
   if (axis.type === 'string') {
     return { name: axis.path, type: 'string', nullable: false, names: axis.values.map(String), valueOf: (r) => String(r.point.values[a]) };
   }
@@ -51,6 +59,16 @@ export function resultColumns(sweep: Sweep): ResultColumn[] {
   return [...sweep.axes.map(gridColumn), ...SUMMARY_COLUMNS.map((name) => summaryColumn(name, sweep.caseNames))];
 }
 
+/** The columns of a per-seed table, in table order: the grid's, then SEED_COLUMNS. */
+export function seedColumns(subject: TableSubject): ResultColumn<SeedRow>[] {
+  const seedColumn = ({ name, kind, nullable, value }: SeedColumn): ResultColumn<SeedRow> => {
+    if (name === 'case') return { name, type: 'string', nullable: false, names: subject.caseNames, valueOf: (r) => r.record.case };
+    if (kind === 'boolean') return { name, type: 'bool', nullable: nullable === true, valueOf: (r) => value(r.record) };
+    return { name, type: kind === 'count' ? 'int32' : 'float64', nullable: kind !== 'count', valueOf: (r) => finiteOrNull(value(r.record) as number) };
+  };
+  return [...subject.axes.map((axis, a) => gridColumn<SeedRow>(axis, a)), ...SEED_COLUMNS.map(seedColumn)];
+}
+
 /** Which grid points a table holds, when not all of them: what a sweep stopped early finished. */
 export interface HeldPoints {
   /** Grid point indexes, each once. */
@@ -71,8 +89,8 @@ export const ROWS_PER_BATCH = 512;
  * The rows grouped by grid point (points in the order they first appear), and which points
  * they hold; `stopped`: why the sweep stopped early, when they lack some.
  */
-export function groupByPoint(rows: readonly SweepRow[], stopped?: string): { groups: SweepRow[][]; held: HeldPoints } {
-  const byPoint = new Map<number, SweepRow[]>();
+export function groupByPoint<R extends { readonly point: GridPoint }>(rows: readonly R[], stopped?: string): { groups: R[][]; held: HeldPoints } {
+  const byPoint = new Map<number, R[]>();
   for (const row of rows) {
     const list = byPoint.get(row.point.index) ?? [];
     list.push(row);
@@ -94,8 +112,14 @@ function indexRanges(indexes: readonly number[]): string {
   return ranges.join(', ');
 }
 
+/**
+ * What a table is of: a sweep, or for `servesim run --seeds-out` one problem as a grid of one
+ * point and no axes.
+ */
+export type TableSubject = Pick<Sweep, 'id' | 'problem' | 'axes' | 'points' | 'caseNames' | 'confidence'>;
+
 /** The metadata that says how much of the sweep a table holds (all of it without `held`). */
-function completenessMetadata(sweep: Sweep, held: HeldPoints | undefined): [string, string][] {
+function completenessMetadata(sweep: TableSubject, held: HeldPoints | undefined): [string, string][] {
   const total = sweep.points.length;
   const points = held?.points.length ?? total;
   const entries: [string, string][] = [
@@ -133,7 +157,7 @@ export const RUN_METADATA_KEYS: readonly string[] = ['servesim.engine', 'servesi
  * The table's key/value metadata: the problem, sweep, engine and goals, and how much of the
  * sweep it holds. `held`: the points the table holds when the sweep stopped early; all by default.
  */
-export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints): [string, string][] {
+export function resultMetadata(sweep: TableSubject, meta: SweepMeta, held?: HeldPoints): [string, string][] {
   return [
     ['servesim.problem', meta.problemId],
     ['servesim.sweep', meta.sweepId],
@@ -150,5 +174,16 @@ export function resultMetadata(sweep: Sweep, meta: SweepMeta, held?: HeldPoints)
     // a meta from before the field has none
     ['servesim.trace', JSON.stringify(meta.trace ?? null)],
     ...completenessMetadata(sweep, held),
+  ];
+}
+
+/**
+ * A per-seed table's metadata: the sweep's (resultMetadata), `servesim.rows` its own, and
+ * `servesim.table` = `seeds`, which tells it from a sweep's table.
+ */
+export function seedMetadata(subject: TableSubject, meta: SweepMeta, rows: number, held?: HeldPoints): [string, string][] {
+  return [
+    ['servesim.table', 'seeds'],
+    ...resultMetadata(subject, meta, held).map(([key, value]): [string, string] => [key, key === 'servesim.rows' ? String(rows) : value]),
   ];
 }

@@ -1,0 +1,58 @@
+/**
+ * `--seeds-out FILE` (`run`, `sweep`): the per-seed table, one row per (grid point, case, seed),
+ * as Arrow (the IPC file; the stream for `.arrows`) or Parquet by FILE's extension. Its size is
+ * checked before any work (FILE too, as `--out`'s), and it is written as `--out` is, whole or
+ * not at all.
+ */
+import { extname } from 'node:path';
+import { ServesimError } from '../errors.js';
+import { seedsToArrow } from '../sweep/arrow.js';
+import { MAX_SEED_ROWS } from '../sweep/limits.js';
+import { seedsToParquet } from '../sweep/parquet.js';
+import type { SeedRecord } from '../run/seed-records.js';
+import type { RunResult } from '../run/types.js';
+import type { SweepMeta } from '../sweep/run.js';
+import type { GridPoint } from '../sweep/spec.js';
+import type { SeedRow, TableSubject } from '../sweep/table.js';
+import { writeOutput } from './output-file.js';
+
+/**
+ * Refuses, before any work, a per-seed table of more than MAX_SEED_ROWS rows: `rows`, which
+ * `counted` says are what ("3 grid points x 2 cases x up to 4,096 seeds").
+ */
+export function checkSeedRows(rows: number, counted: string): void {
+  if (rows <= MAX_SEED_ROWS) return;
+  throw new ServesimError(
+    'SERVESIM_GRID_TOO_LARGE',
+    `${counted} = ${rows.toLocaleString('en')} rows; a per-seed table holds at most ${MAX_SEED_ROWS.toLocaleString('en')} (ask for fewer seeds, a lower --max-seeds or a smaller grid)`,
+    '--seeds-out',
+  );
+}
+
+/** Writes the table to `path`; returns why that failed (and where the bytes are instead), or null. */
+export function writeSeedsOut(path: string, subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, stopped?: string): string | null {
+  const extension = extname(path).toLowerCase();
+  const data = extension === '.parquet'
+    ? seedsToParquet(subject, rows, meta, stopped)
+    : seedsToArrow(subject, rows, meta, { format: extension === '.arrows' ? 'stream' : 'file', ...(stopped === undefined ? {} : { stopped }) });
+  return writeOutput('--seeds-out', path, data);
+}
+
+/** `servesim run`'s problem as what a table is of: a grid of one point, no axes. */
+const ONLY_POINT: GridPoint = { index: 0, values: [], overrides: [] };
+
+/** A run's per-seed records as the table `writeSeedsOut` writes: its problem as a grid of one point, its meta as a sweep's. */
+export function runSeedTable(result: RunResult, records: readonly SeedRecord[]): { subject: TableSubject; rows: SeedRow[]; meta: SweepMeta } {
+  const { problem, meta } = result;
+  const { problemId, engine, adapter, choice, note, batches, seeds, maxSeeds, baseSeed, servesimVersion, trace } = meta;
+  return {
+    subject: { id: problem.id, problem, axes: [], points: [ONLY_POINT], caseNames: result.rows.map((r) => r.case), confidence: problem.confidence },
+    rows: records.map((record) => ({ point: ONLY_POINT, record })),
+    meta: {
+      problemId, sweepId: problem.id, engine, adapter, batches, seeds, maxSeeds, baseSeed, servesimVersion, trace,
+      ...(choice === undefined ? {} : { choice }),
+      ...(note === undefined ? {} : { note }),
+      createdAt: new Date().toISOString(),
+    },
+  };
+}
