@@ -7,6 +7,7 @@ import { shared } from './vitest.config.ts';
 
 export const UNIT = [
   'test/batch-params.test.ts',
+  'test/blis-latency-model.test.ts',
   'test/did-you-mean.test.ts',
   'test/docs.test.ts',
   'test/engine-capacity.test.ts',

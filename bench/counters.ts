@@ -438,9 +438,10 @@ const SPEED_WORK: { work: Work; instances: number }[] = [
   { work: { source: { file: 'coding-agents' }, sets: [], caseName: 'as-given' }, instances: 32 },
   { work: { source: { file: 'coding-agents' }, sets: ['router.policy=prefix-affinity', 'gpu.slots=4'], caseName: 'as-given' }, instances: 32 },
   { work: { source: { file: 'multi-tenant-prefixes' }, sets: [], caseName: 'as-given' }, instances: 32 },
-  // fewer instances: each replays three minutes of the trace
-  { work: { source: { file: 'conversation-trace' }, sets: [], caseName: 'as-given' }, instances: 16 },
-  { work: { source: { file: 'conversation-trace' }, sets: ['router.policy=cache-aware'], caseName: 'as-given' }, instances: 12 },
+  // fewer instances: each replays three minutes of the trace; its catalogue profile runs BLIS's
+  // alphas since issue 27, so its records differ from a base's before that by design
+  { work: { source: { file: 'conversation-trace' }, sets: [], caseName: 'as-given', changed: true }, instances: 16 },
+  { work: { source: { file: 'conversation-trace' }, sets: ['router.policy=cache-aware'], caseName: 'as-given', changed: true }, instances: 12 },
 ];
 const SPEED_ROUNDS = 25;
 

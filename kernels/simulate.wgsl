@@ -187,6 +187,23 @@ fn later(runs: u32, dur: u32) -> u32 {
   return now + runs * dur;
 }
 
+/**
+ * The time base + n x per from now, each a whole microseconds and nanoseconds below them (layout.ts
+ * P), floored to the microsecond once: n tokens of BLIS's alphas, kept to the nanosecond. NONE past
+ * the clock, as later. n x perNs is taken in parts that stay inside u32: n's thousands exactly,
+ * its rest with the base's nanoseconds.
+ */
+fn laterTokens(baseUs: u32, baseNs: u32, n: u32, perUs: u32, perNs: u32) -> u32 {
+  let whole = later(n, perUs);
+  let ns = (n / 1000u) * perNs + ((n % 1000u) * perNs + baseNs) / 1000u;
+  if (whole == NONE) { return NONE; }
+  if (ns > NONE - 1u - whole || baseUs > NONE - 1u - whole - ns) {
+    fail(ERR_HORIZON);
+    return NONE;
+  }
+  return whole + ns + baseUs;
+}
+
 fn random(stream: u32, a: u32, b: u32) -> u32 {
   return draw(st[ix(sb + G_KEY)], stream, a, b);
 }
@@ -810,7 +827,9 @@ fn replicaUnload(r: u32, j: u32) {
 }
 
 fn iterationTime(decoding: u32, prefill: u32) -> u32 {
-  var t = param(P_ITER_BASE) + param(P_ITER_PER_SEQ) * decoding + (prefill * param(P_PREFILL_NS_PER_TOKEN) + 999u) / 1000u;
+  // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
+  let ns = prefill * param(P_PREFILL_NS_PER_TOKEN) + param(P_ITER_BASE_NS) + param(P_ITER_PER_SEQ_NS) * decoding;
+  var t = param(P_ITER_BASE) + param(P_ITER_PER_SEQ) * decoding + (ns + 999u) / 1000u;
   if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, param(P_SLOW_FACTOR_MILLI)); }
   return t;
 }
@@ -822,12 +841,15 @@ fn replicaSchedule(r: u32, at: u32) {
   heapPush(at, EV_REPLICA, r, st[ix(rb + RP_GEN)]);
 }
 
-/** The iteration that completes a prompt emits its first token; its prefix becomes shareable. */
+/**
+ * The iteration that completes a prompt emits its first token, which reaches the caller once
+ * processed (P_OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes shareable.
+ */
 fn prefillDone(r: u32, j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_PHASE)] = PHASE_DECODE;
   st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
-  st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)];
+  st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US);
   let key = prefixKey(j);
   if (key == 0u) { return; }
   if (param(P_TRACE_ROWS) != 0u) {
@@ -910,23 +932,36 @@ fn callTimes(j: u32) {
   if (tpot > param(P_GOAL_TPOT)) { st[ix(jb + J_MISSED)] = 1u; }
 }
 
-/** A model call finished on replica r: free it there, then the job moves on. */
-fn callDone(r: u32, j: u32) {
+/** A model call's last token reached the caller: its times count, and the job moves on. */
+fn callEnd(j: u32) {
   let jb = jobAt(j);
-  callFree(r, j);
-  replicaUnload(r, j);
   callTimes(j);
-  if (KIND == KIND_REQUEST) {
-    jobSucceed(j);
-    return;
-  }
-  cacheStoreSession(r, j);
-  st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
-  if (param(P_TOOL_EVERY_STEP) == 0u && st[ix(jb + J_STEP)] + 1u >= param(P_STEPS)) {
+  if (KIND == KIND_REQUEST || (param(P_TOOL_EVERY_STEP) == 0u && st[ix(jb + J_STEP)] + 1u >= param(P_STEPS))) {
     jobSucceed(j);
     return;
   }
   toolStart(j);
+}
+
+/**
+ * A model call finished on replica r: free it there. Its tokens' processing (P_OUTPUT_TOKEN
+ * each) holds no GPU step, and its end waits for the last (callEnd, at once without it).
+ */
+fn callDone(r: u32, j: u32) {
+  let jb = jobAt(j);
+  callFree(r, j);
+  replicaUnload(r, j);
+  if (KIND != KIND_REQUEST) {
+    cacheStoreSession(r, j);
+    st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
+  }
+  let at = laterTokens(0u, 0u, st[ix(jb + J_OUTPUT)], param(P_OUTPUT_TOKEN_US), param(P_OUTPUT_TOKEN_NS));
+  if (at == st[ix(sb + G_NOW)]) {
+    callEnd(j);
+    return;
+  }
+  st[ix(jb + J_STAGE)] = STAGE_GPU_OUTPUT;
+  heapPush(at, EV_OUTPUT_DONE, j, st[ix(jb + J_GEN)]);
 }
 
 /**
@@ -1067,15 +1102,12 @@ fn replicaTouch(r: u32) {
   if (next < st[ix(rb + RP_EVENT_AT)]) { replicaSchedule(r, next); }
 }
 
+/** The call joins replica r's queue; the replica starts it at once if it has a free slot. */
 fn replicaEnqueue(r: u32, j: u32) {
   let rb = replicaAt(r);
   let jb = jobAt(j);
   st[ix(jb + J_STAGE)] = STAGE_GPU_QUEUED;
-  st[ix(jb + J_REPLICA)] = r;
   st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
-  st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] + 1u;
-  st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] + st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
-  st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
   if (st[ix(jb + J_COUNTED)] != 0u) {
     count(R_QUEUED);
     let calls = sb + param(P_OFF_CALLS) + r;
@@ -1083,6 +1115,28 @@ fn replicaEnqueue(r: u32, j: u32) {
   }
   queuePush(rb + RP_Q_HEAD, j, TARGET_GPU);
   if (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS)) { replicaTouch(r); }
+}
+
+/**
+ * The router sends a call to replica r, which counts it in its load from here. It joins the
+ * queue after the replica's queueing time (P_QUEUE_DELAY + P_QUEUE_TOKEN x its prompt tokens:
+ * BLIS's alpha0 and alpha1), at once without one.
+ */
+fn replicaSend(r: u32, j: u32) {
+  let rb = replicaAt(r);
+  let jb = jobAt(j);
+  st[ix(jb + J_REPLICA)] = r;
+  st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] + 1u;
+  st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] + st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
+  st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
+  let at = laterTokens(param(P_QUEUE_DELAY_US), param(P_QUEUE_DELAY_NS), st[ix(jb + J_PROMPT)], param(P_QUEUE_TOKEN_US), param(P_QUEUE_TOKEN_NS));
+  if (at == st[ix(sb + G_NOW)]) {
+    replicaEnqueue(r, j);
+    return;
+  }
+  st[ix(jb + J_STAGE)] = STAGE_GPU_ARRIVING;
+  heapPush(at, EV_QUEUE_JOIN, j, st[ix(jb + J_GEN)]);
 }
 
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
@@ -1098,6 +1152,25 @@ fn callFailed(j: u32) {
     return;
   }
   jobFail(j, R_DIED);
+}
+
+/**
+ * A call's queueing time is over: it joins its replica's queue. Our position: a replica that
+ * died meanwhile refuses it then, and the router retries it elsewhere (callFailed).
+ */
+fn replicaJoin(j: u32) {
+  let jb = jobAt(j);
+  let r = st[ix(jb + J_REPLICA)];
+  let rb = replicaAt(r);
+  if (st[ix(rb + RP_STATUS)] == STATUS_DEAD) {
+    st[ix(rb + RP_DOWN)] = 1u;
+    replicaUnload(r, j);
+    callFailed(j);
+    return;
+  }
+  // the router has held it since it was sent: counted here, as the queue restarts J_ENQUEUED
+  add64(R_ROUTER_AREA, measured(st[ix(jb + J_ENQUEUED)], st[ix(sb + G_NOW)]));
+  replicaEnqueue(r, j);
 }
 
 /**
@@ -1247,7 +1320,7 @@ fn routeCall(j: u32) {
     }
     let rb = replicaAt(r);
     if (st[ix(rb + RP_STATUS)] != STATUS_DEAD) {
-      replicaEnqueue(r, j);
+      replicaSend(r, j);
       return;
     }
     // refused: the router learns the replica is down, and this counts as the retry
@@ -1391,6 +1464,8 @@ fn jobDetach(j: u32) {
   if (KIND != KIND_JOB && stage == STAGE_GPU_QUEUED) {
     queueUnlink(replicaAt(r) + RP_Q_HEAD, j);
     replicaUnload(r, j);
+  } else if (KIND != KIND_JOB && stage == STAGE_GPU_ARRIVING) {
+    replicaUnload(r, j);
   } else if (KIND != KIND_JOB && stage == STAGE_GPU_RUNNING) {
     replicaRelease(r, j);
     replicaTouch(r);
@@ -1521,7 +1596,7 @@ fn jobEventLive() -> bool {
 
 /** Where a job was when its deadline passed: on its way to a GPU, at one, at the tools, at a server. */
 fn timeoutCause(stage: u32) -> u32 {
-  if (stage == STAGE_GPU_QUEUED || stage == STAGE_GPU_RUNNING) { return R_TIMED_OUT_AT_GPU; }
+  if (stage == STAGE_GPU_QUEUED || stage == STAGE_GPU_RUNNING || stage == STAGE_GPU_ARRIVING || stage == STAGE_GPU_OUTPUT) { return R_TIMED_OUT_AT_GPU; }
   if (stage == STAGE_TOOL_QUEUED || stage == STAGE_TOOL_RUNNING) { return R_TIMED_OUT_AT_TOOLS; }
   if (stage == STAGE_SERVER_QUEUED || stage == STAGE_SERVER_RUNNING) { return R_TIMED_OUT_AT_SERVER; }
   return R_TIMED_OUT_AT_ROUTER;
@@ -1566,6 +1641,12 @@ fn handleEvent() {
     }
     case EV_FAIL_END: {
       failureEnd(evId);
+    }
+    case EV_QUEUE_JOIN: {
+      if (KIND != KIND_JOB && jobEventLive()) { replicaJoin(evId); }
+    }
+    case EV_OUTPUT_DONE: {
+      if (KIND != KIND_JOB && jobEventLive()) { callEnd(evId); }
     }
     // WGSL's switch must have one; simulate.ts ignores any other kind too
     default: {}

@@ -12,6 +12,19 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
 
   it(`mmc (M/M/4): ${SEEDS.mmc} seeds`, () => expectSame(configFor('mmc').config, SEEDS.mmc), RUN_MS);
 
+  // BLIS's alphas on a catalogue profile (issue 27): calls on their way into a replica's queue,
+  // tokens processed after their steps (for a task, before its tool call), base and perSeq held
+  // to the nanosecond; and a replica reset while calls are on their way in (their queueing time
+  // set to 0.3 s, so that many are), which refuses them when they arrive
+  const ALPHAS = 'gpu.profile=llama-3.1-8b-instruct/h100/tp1';
+  for (const [file, caseName] of [['hot-prefix', 'as-given'], ['hot-prefix', 'server-dies'], ['coding-agents', 'slow-dependency']] as const) {
+    it(`${file}, ${caseName}, with BLIS's alphas: ${SEEDS.scenarios * 2} seeds`, () => {
+      const { config } = configFor(file, [ALPHAS], caseName);
+      if (caseName === 'server-dies') config.params[P.QUEUE_DELAY_US] = 300_000;
+      return expectSame(config, SEEDS.scenarios * 2);
+    }, RUN_MS);
+  }
+
   // Overloaded (issue 12), in M/M/c's shape: a full job table refuses arrivals from the warmup
   // on; an event heap too small (a capacity sized too small) stops most instances mid-run.
   it(`mmc, M/M/2 at 200% load: ${SEEDS.mmc} seeds`, async () => {

@@ -588,6 +588,8 @@ const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence',
   'weightsUs', 'kvUsPerToken', 'prefillNsPerToken']);
 /** Reals the engines keep as thousandths in a u32 word. */
 const MILLI_FIELDS = new Set(['boundedLoad', 'alpha', 'factor']);
+/** A GPU profile's microseconds, which the engines hold to the nanosecond (layout.ts P): whole nanoseconds, at most LIMITS.stepMicros. */
+const NANO_FIELDS = new Set(['base', 'perSeq', 'queueing', 'queueingPerToken', 'perOutputToken']);
 
 /** Traces found sound: parsed once per file, the same object comes back input after input. */
 const soundTraces = new WeakSet<Trace>();
@@ -639,7 +641,9 @@ function problemFault(p: Problem): string | undefined {
     } else if (typeof x === 'number') {
       if (!Number.isFinite(x) || x < 0) faults.push(`${path} = ${x}`);
       else if (MILLI_FIELDS.has(key) && Math.round(x * 1000) > 0xffffffff) faults.push(`${path} = ${x}: x1000 overflows a u32`);
-      else if (!REAL_FIELDS.has(key) && !(Number.isInteger(x) && x <= 0xffffffff)) faults.push(`${path} = ${x}: not a u32`);
+      else if (NANO_FIELDS.has(key) && path.includes('profile.')) {
+        if (x > LIMITS.stepMicros || Math.abs(x * 1000 - Math.round(x * 1000)) > 1e-6) faults.push(`${path} = ${x}: not whole nanoseconds under ${LIMITS.stepMicros} us`);
+      } else if (!REAL_FIELDS.has(key) && !(Number.isInteger(x) && x <= 0xffffffff)) faults.push(`${path} = ${x}: not a u32`);
     } else if (Array.isArray(x)) x.forEach((v, i) => walk(v, `${path}[${i}]`, key));
     else if (typeof x === 'object' && x !== null) for (const [k, v] of Object.entries(x)) walk(v, path === '' ? k : `${path}.${k}`, k);
   };

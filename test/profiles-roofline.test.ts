@@ -108,9 +108,12 @@ describe('no profile as loaded is faster than its floor', () => {
       expect(Math.round(1e6 / c.profile.prefillRate), c.id).toBeGreaterThanOrEqual(floor.prefillNs);
       for (const prompt of [1, 1000, 30_000]) {
         const words = compile(requestProblemOn(c.id, { kvTokens: 200_000 }, prompt), requestProblemOn(c.id, { kvTokens: 200_000 }, prompt).cases[0]!).params;
+        // microseconds held to the nanosecond: whole ones and the nanoseconds below
+        const base = words[P.ITER_BASE]! + words[P.ITER_BASE_NS]! / 1000;
+        const perSeq = words[P.ITER_PER_SEQ]! + words[P.ITER_PER_SEQ_NS]! / 1000;
         // a lone decode step, and one of a full batch
-        expect(words[P.ITER_BASE]! + words[P.ITER_PER_SEQ]!, `${c.id} at ${prompt}`).toBeGreaterThanOrEqual(floor.weightsUs + floor.kvUs * prompt);
-        expect(words[P.ITER_PER_SEQ]!, `${c.id} at ${prompt}`).toBeGreaterThanOrEqual(floor.kvUs * prompt);
+        expect(base + perSeq, `${c.id} at ${prompt}`).toBeGreaterThanOrEqual(floor.weightsUs + floor.kvUs * prompt);
+        expect(perSeq, `${c.id} at ${prompt}`).toBeGreaterThanOrEqual(floor.kvUs * prompt);
       }
     }
   });
@@ -156,24 +159,35 @@ describe('a fit that breaks the floor', () => {
 
   it('is flagged in the listing with its floor, and the engines run the floor', () => {
     const listing = listProfiles().profiles.find((p) => p.id === id)!;
-    expect(listing).toMatchObject({ base_us: 1195, per_seq_us: 6, coefficients: { beta: [41.80647673754272, 11.861039406797376, 5.9099565324485255] } });
-    expect(listing.roofline).toEqual({ weights_us: expect.closeTo(1194.03, 2), kv_us_per_1k_tokens: expect.closeTo(9.78, 2), prefill_ns_per_token: expect.closeTo(4042.4, 1), floored: ['base'] });
+    expect(listing).toMatchObject({ base_us: 1195, per_seq_us: 5.91, coefficients: { beta: [41.80647673754272, 11.861039406797376, 5.9099565324485255] } });
+    // what the floor adds to base, 1195 - 41.806 us, comes out of alpha2's 6001.151
+    expect(listing.roofline).toEqual({
+      weights_us: expect.closeTo(1194.03, 2),
+      kv_us_per_1k_tokens: expect.closeTo(9.78, 2),
+      prefill_ns_per_token: expect.closeTo(4042.4, 1),
+      floored: ['base'],
+      output_us_absorbed: 1153.194,
+      token_faster_than_floor: false,
+    });
+    expect(listing.host!.us_per_output_token).toBe(6001.151 - 1153.194);
     const words = compile(requestProblemOn(id, {}, 100), requestProblemOn(id, {}, 100).cases[0]!).params;
-    expect([words[P.ITER_BASE], words[P.ITER_PER_SEQ]]).toEqual([1195, 6]);
+    expect([words[P.ITER_BASE], words[P.ITER_BASE_NS], words[P.ITER_PER_SEQ], words[P.ITER_PER_SEQ_NS]]).toEqual([1195, 0, 5, 910]);
+    expect([words[P.OUTPUT_TOKEN_US], words[P.OUTPUT_TOKEN_NS]]).toEqual([4847, 957]);
     // one that does not break it is not flagged
     expect(listProfiles().profiles.find((p) => p.id === 'llama-3.1-8b-instruct/h100/tp1')!.roofline!.floored).toEqual([]);
   });
 
   it('makes a run say that the floor applies and by how much', async () => {
     const warning = floorWarning(requestProblemOn(id, {}, 2000).gpu!.profile);
-    // 2000 tokens of KV over 4 x 3.35 TB/s: 19.6 us a decoding sequence, over beta2's 6
+    // 2000 tokens of KV over 4 x 3.35 TB/s: 19.6 us a decoding sequence, over beta2's 5.91
     expect(warning).toBe(
       'gpu.profile llama-3.1-8b-instruct/h100/tp4 is faster than its hardware allows, so the roofline floor applies: ' +
-        'base 42 -> 1195 us (its weights read once), perSeq 6 -> 20 us (the KV of its shortest prompt read): a lone decode step 48 -> 1215 us (x25.3)',
+        'base 41.806 -> 1195 us (its weights read once), perSeq 5.91 -> 20 us (the KV of its shortest prompt read): a lone decode step 47.716 -> 1215 us (x25.5); ' +
+        "base's rise comes out of alpha2, the time each output token takes outside the GPU: 6001.151 -> 4847.957 us, so a lone token takes 6062.957 us (the fit: 6048.867 us)",
     );
     const { code, err } = await runCli('run', 'hot-prefix', '--set', `gpu.profile=${id}`, '--set', 'traffic.duration=2s', '--set', 'traffic.warmup=1s', '--case', 'as-given', '--seeds', '2');
     expect(code, err).not.toBe(2);
-    expect(err.split('\n').filter((l) => l.includes('roofline floor applies'))).toEqual([expect.stringMatching(/^servesim: warning: gpu\.profile llama-3\.1-8b-instruct\/h100\/tp4 is faster than its hardware allows.*base 42 -> 1195 us/)]);
+    expect(err.split('\n').filter((l) => l.includes('roofline floor applies'))).toEqual([expect.stringMatching(/^servesim: warning: gpu\.profile llama-3\.1-8b-instruct\/h100\/tp4 is faster than its hardware allows.*base 41\.806 -> 1195 us/)]);
     // a profile above its floor runs without a word about it
     expect((await runCli('run', 'hot-prefix', '--set', 'gpu.profile=llama-3.1-8b-instruct/h100/tp1', '--set', 'workload.unique=100', '--set', 'traffic.duration=2s', '--set', 'traffic.warmup=1s', '--case', 'as-given', '--seeds', '2')).err).not.toContain('roofline');
   });

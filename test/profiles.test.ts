@@ -87,50 +87,54 @@ describe('the BLIS catalogue', () => {
 
   // the roofline floor raises some fits (test/profiles-roofline.test.ts); the words are the fit
   // where it is not raised, and the rounding stated is always the fit's
-  it('maps every entry onto engine words: base = beta0, perSeq = beta2, prefill = beta1 a token, KV = blocks x 16, unless the floor raises them', () => {
+  it('maps every entry onto engine words to the nanosecond: base = beta0, perSeq = beta2, prefill = beta1 a token, the alphas, KV = blocks x 16, unless the floor raises them', () => {
+    const ns = (us: number): number => Math.round(us * 1000);
     let kept = 0;
     for (const c of profiles) {
-      // one-token prompts: perSeq's floor is one token's KV read (under 0.1 us), which lifts only
-      // a beta2 rounded to 0 (decoding for nothing) to 1 us
+      // one-token prompts: perSeq's floor is one token's KV read (under 0.1 us), under every beta2
       const problem = requestProblemOn(c.id, {}, 1);
       const params = compile(problem, problem.cases[0]!).params;
+      // a time the engines hold to the nanosecond: whole microseconds, and the nanoseconds below
+      const held = (us: number, below: number): number => params[us]! * 1000 + params[below]!;
       const [b0, b1, b2] = c.beta;
-      const fit = [Math.round(b0), Math.round(b2), Math.round(b1 * 1000)];
-      const words = [params[P.ITER_BASE]!, params[P.ITER_PER_SEQ]!, params[P.PREFILL_NS_PER_TOKEN]!];
-      expect(words[1], c.id).toBe(fit[1] === 0 ? 1 : fit[1]);
+      const [a0, a1, a2] = c.alpha;
+      const fit = [ns(b0), ns(b2), Math.round(b1 * 1000)];
+      const words = [held(P.ITER_BASE, P.ITER_BASE_NS), held(P.ITER_PER_SEQ, P.ITER_PER_SEQ_NS), params[P.PREFILL_NS_PER_TOKEN]!];
+      expect(words[1], c.id).toBe(fit[1]);
       const { fitted } = c.profile.roofline!;
-      expect([fitted!.base, fitted!.perSeq, Math.round(1e6 / fitted!.prefillRate)], c.id).toEqual(fit);
+      expect([ns(fitted!.base), ns(fitted!.perSeq), Math.round(1e6 / fitted!.prefillRate), ns(fitted!.perOutputToken)], c.id).toEqual([...fit, ns(a2)]);
       if (words[0] === fit[0] && words[2] === fit[2]) kept++;
       expect(words[0]!, c.id).toBeGreaterThanOrEqual(fit[0]!);
       expect(words[2]!, c.id).toBeGreaterThanOrEqual(fit[2]!);
+      // alpha0 and alpha1 as published; alpha2 less what the floor added to a lone decode step
+      expect([held(P.QUEUE_DELAY_US, P.QUEUE_DELAY_NS), held(P.QUEUE_TOKEN_US, P.QUEUE_TOKEN_NS)], c.id).toEqual([ns(a0), ns(a1)]);
+      expect(held(P.OUTPUT_TOKEN_US, P.OUTPUT_TOKEN_NS), c.id).toBe(Math.max(0, ns(a2) - (words[0]! - fit[0]!)));
       expect([params[P.CHUNK], params[P.KV_TOKENS]], c.id).toEqual([blis.chunk, c.totalKvBlocks * blis.blockSize]);
       // the stated rounding is what the fit's words differ from the source by
-      expect(c.rounding.baseUs, c.id).toBeCloseTo(fit[0]! - b0, 9);
-      expect(c.rounding.perSeqUs, c.id).toBeCloseTo(fit[1]! - b2, 9);
-      expect(c.rounding.prefillNsPerToken, c.id).toBeCloseTo(fit[2]! - b1 * 1000, 6);
-      for (const error of [c.rounding.baseUs, c.rounding.perSeqUs, c.rounding.prefillNsPerToken]) expect(Math.abs(error)).toBeLessThanOrEqual(0.5);
+      for (const [held, source] of [[c.rounding.beta0, b0], [c.rounding.beta1, b1], [c.rounding.beta2, b2], [c.rounding.alpha0, a0], [c.rounding.alpha1, a1], [c.rounding.alpha2, a2]] as const) {
+        expect(held.source, c.id).toBe(source);
+        expect(Math.abs(held.engine - source), c.id).toBeLessThanOrEqual(0.0005 + 1e-9);
+      }
+      expect(c.rounding.beta0.engine * 1000, c.id).toBeCloseTo(fit[0]!, 6);
+      expect(c.rounding.beta2.engine * 1000, c.id).toBeCloseTo(fit[1]!, 6);
+      expect(c.rounding.beta1.engine * 1000, c.id).toBeCloseTo(fit[2]!, 6);
     }
     // 85 entries, of which the floor raises the base or prefill of 34
     expect(kept).toBe(85 - 34);
   });
 
-  it('states the rounding: prefill within 0.3% everywhere, perSeq off by whole microseconds where beta2 is small', () => {
-    const byId = new Map(profiles.map((p) => [p.id, p.rounding]));
-    expect(Math.max(...profiles.map((p) => Math.abs(p.rounding.prefillRelative)))).toBeLessThan(0.003);
-    // the worst: a decode token's 0.38 us becomes 0 (decoding costs nothing), 0.56 us becomes 1
-    expect(byId.get('qwen2.5-7b-instruct-quantized.w8a8/h100/tp4')!.perSeqRelative).toBe(-1);
-    expect(byId.get('granite-3.1-8b-instruct/h100/tp1')!.perSeqRelative).toBeCloseTo(0.7928, 3);
-    const over10 = profiles.filter((p) => Math.abs(p.rounding.perSeqRelative) > 0.1).map((p) => p.id);
-    expect(over10).toEqual([
-      'granite-3.1-8b-instruct/h100/tp1',
-      'mistral-small-3.1-24b-instruct-2503/h100/tp1',
-      'mistral-small-3.1-24b-instruct-2503/h100/tp8',
-      'phi-4-quantized.w8a8/h100/tp1',
-      'smollm3-3b-fp8-dynamic/h100/tp4',
-      'llama-3.3-70b-instruct-quantized.w4a16/h100/tp4',
-      'qwen2.5-7b-instruct-quantized.w4a16/h100/tp1',
-      'qwen2.5-7b-instruct-quantized.w8a8/h100/tp4',
-    ]);
+  it('states the rounding: every coefficient held to the nanosecond, at worst 1.2% of an alpha1 of 0.035 us a prompt token', () => {
+    const worst = profiles
+      .flatMap((p) => Object.entries(p.rounding).map(([coefficient, h]) => ({ id: p.id, coefficient, relative: Math.abs(h.relative) })))
+      .sort((a, b) => b.relative - a.relative);
+    expect(worst[0]).toEqual({ id: 'mistral-small-3.1-24b-instruct-2503-fp8-dynamic/h100/tp8', coefficient: 'alpha1', relative: expect.closeTo(0.0122, 4) });
+    // past 0.3% only alphas under 0.06 us a prompt token (half a nanosecond is 1% of 0.05 us)
+    expect(worst.filter((w) => w.relative > 0.003).map((w) => w.coefficient)).toEqual(['alpha1', 'alpha1', 'alpha1', 'alpha1']);
+    // a beta2 of 0.38 us a decoding sequence, which whole microseconds made 0 (decoding for nothing)
+    const w8a8 = catalogueProfile('qwen2.5-7b-instruct-quantized.w8a8/h100/tp4')!;
+    expect(w8a8.rounding.beta2.engine).toBe(Math.round(w8a8.beta[2] * 1000) / 1000);
+    expect(w8a8.rounding.beta2.engine).toBeGreaterThan(0.3);
+    expect(Math.abs(w8a8.rounding.beta2.relative)).toBeLessThan(0.002);
   });
 });
 
@@ -139,16 +143,18 @@ describe('gpu.profile by catalogue id', () => {
     const gpu = requestProblemOn('llama-3.1-8b-instruct/h100/tp2').gpu!;
     expect(gpu.profile).toEqual({
       name: 'llama-3.1-8b-instruct/h100/tp2',
-      base: 6910,
-      // beta2 rounds to 3 us; the KV of the problem's 1000-token prompts takes 19.6 us to read
-      // (1000 x 128 KiB over 2 x 3.35 TB/s), so the roofline floor raises it to 20
+      base: 6910.42,
+      // beta2 is 2.838 us; the KV of the problem's 1000-token prompts takes 19.6 us to read
+      // (1000 x 128 KiB over 2 x 3.35 TB/s), so the roofline floor raises it to 20 (whole us above)
       perSeq: 20,
       prefillRate: 1000 / 17.67057489844186,
       chunk: 2048,
       tp: 2,
       gpuType: 'H100',
       kvTokens: 132139 * 16,
-      roofline: expect.objectContaining({ fitted: { base: 6910, perSeq: 3, prefillRate: 1000 / 17.67057489844186 } }),
+      // BLIS's alphas to the nanosecond (perSeq's floor is a decoding sequence's, and alpha2 gives none of it)
+      host: { queueing: 1601.351, queueingPerToken: 3.512, perOutputToken: 1805.543 },
+      roofline: expect.objectContaining({ fitted: { base: 6910.42, perSeq: 2.838, prefillRate: 1000 / 17.67057489844186, perOutputToken: 1805.543 } }),
     });
     expect(gpu.kvTokens).toBe(132139 * 16);
     expect(gpu.pricePerHour).toBe(55.04 / 8);
@@ -183,9 +189,10 @@ describe('gpu.profile by catalogue id', () => {
     expect(p.gpu?.profile.tp).toBe(4);
   });
 
-  it('runs its coefficients: a call alone on its replica decodes at beta0 + beta2 a token, rounded to microseconds', async () => {
+  it('runs its coefficients: a call alone on its replica decodes at beta0 + beta2 a step, and alpha2 more a token', async () => {
     // BLIS, llama-3.1-8b-instruct on H100 at TP 1: beta0 5752.705 us, beta2 5.999 us a decoding
-    // sequence; 100-token unique prompts keep perSeq's roofline floor (their KV read, 3.9 us) under beta2
+    // sequence, alpha2 3357.440 us an output token; 100-token unique prompts keep perSeq's
+    // roofline floor (their KV read, 3.9 us) under beta2
     const problem = loadProblem('problems/hot-prefix.yaml', [
       'gpu.profile=llama-3.1-8b-instruct/h100/tp1', 'gpu.slots=1', 'traffic.rate=2', 'traffic.duration=10s', 'traffic.warmup=1s', 'workload.unique=100',
     ]);
@@ -193,7 +200,12 @@ describe('gpu.profile by catalogue id', () => {
     const results = decodeAll(config, runReference(config, 1, 0, 4));
     const calls = results.reduce((n, r) => n + r.tpotCalls, 0);
     expect(calls).toBeGreaterThan(20);
-    expect(results.reduce((n, r) => n + r.tpotSum, 0)).toBe((5753 + 6) * calls);
+    // hot-prefix's 60 output tokens: 59 steps of ceil(5752.705 + 5.999) us after the first token,
+    // which reaches the caller floor(3357.44) us after its step, the last floor(60 x 3357.44) us after its own
+    const output = 60;
+    const tpot = Math.floor(((output - 1) * 5759 + Math.floor(output * 3357.44) - 3357) / (output - 1));
+    expect(tpot).toBe(9116);
+    expect(results.reduce((n, r) => n + r.tpotSum, 0)).toBe(tpot * calls);
   });
 
   it('puts the configuration\'s GPUs and their price an hour in every row of a run', async () => {
@@ -279,25 +291,33 @@ describe('servesim profiles', () => {
       assumption: false,
       gpu: 'H100',
       tp: 2,
-      base_us: 6910,
-      per_seq_us: 3,
+      base_us: 6910.42,
+      per_seq_us: 2.838,
       prefill_ns_per_token: 17671,
+      host: { queueing_us: 1601.351, queueing_us_per_prompt_token: 3.512, us_per_output_token: 1805.543 },
       kv_tokens: 2114224,
       price_per_gpu_hour: 6.88,
       coefficients: { beta: [6910.420479880494, 17.67057489844186, 2.8377471109943855], total_kv_blocks: 132139, block_size: 16 },
+      // BLIS: floor(6910.42 + 2.838) + floor(1805.543); servesim rounds the step up
+      lone_tpot: { blis_us: 8718, servesim_us: 8719.543, relative: expect.closeTo(8719.543 / 8718 - 1, 9) },
     });
     expect(doc.shadowed).toHaveLength(5);
   });
 
-  it('prints a table with the rounding, the sources and the prices', async () => {
+  it('prints a table with the units, the rounding, BLIS\'s lone TPOT and servesim\'s, the sources and the prices', async () => {
     const { code, out } = await cli('profiles');
     expect(code).toBe(0);
-    expect(out).toMatch(/^id +gpu +tp +vllm +base us +perSeq us +prefill ns\/tok +chunk +kv tokens +\$\/GPU-h +perSeq rounding +floor us +floor ns\/tok +floored$/m);
-    expect(out).toMatch(/^8b-h100 +- +- +- +8000 +250 +62500 +2048 +400000 +- +assumption +- +- +-$/m);
-    // above its floor (568 us to read 7.61 GB of INT8 weights over 4 x 3.35 TB/s; 1923 ns a prompt token at 4 x 1979 TFLOPS)
-    expect(out).toMatch(/^qwen2\.5-7b-instruct-quantized\.w8a8\/h100\/tp4 +H100 +4 +v0\.8\.4 +2335 +0 +7124 +2048 +20963232 +6\.88 +-100\.0% +568 +1923 +-$/m);
-    // below it: base 42 us against 1195 us to read 16 GB of BF16 weights over 4 x 3.35 TB/s
-    expect(out).toMatch(/^llama-3\.1-8b-instruct\/h100\/tp4 +H100 +4 +v0\.8\.4 +1195 +6 +11861 .* +1195 +4043 +base$/m);
+    expect(out).toMatch(
+      /^id +gpu +tp +vllm +base us +perSeq us +prefill ns\/tok +alpha0 us +alpha1 us\/tok +alpha2 us\/tok +chunk +kv tokens +\$\/GPU-h +rounding +BLIS TPOT us +TPOT us +vs BLIS +floor us +floor ns\/tok +floored$/m,
+    );
+    expect(out).toMatch(/^8b-h100 +- +- +- +8000 +250 +62500 +- +- +- +2048 +400000 +- +assumption +- +- +- +- +- +-$/m);
+    // above its floor (568 us to read 7.61 GB of INT8 weights over 4 x 3.35 TB/s; 1923 ns a prompt token at 4 x 1979 TFLOPS);
+    // its beta2 of 0.383 us a decoding sequence is held, where whole microseconds made it 0
+    expect(out).toMatch(/^qwen2\.5-7b-instruct-quantized\.w8a8\/h100\/tp4 +H100 +4 +v0\.8\.4 +2334\.905 +0\.383 +7124 +3730\.281 +1\.861 +4139\.54 +2048 +20963232 +6\.88 +0\.081% +6474 +6475\.54 +\+0\.0% +568 +1923 +-$/m);
+    // below it: base 42 us against 1195 us to read 16 GB of BF16 weights over 4 x 3.35 TB/s, which alpha2 gives up
+    expect(out).toMatch(/^llama-3\.1-8b-instruct\/h100\/tp4 +H100 +4 +v0\.8\.4 +1195 +5\.91 +11861 +34\.39 +2\.187 +4847\.957 .* +6048 +6048\.957 +\+0\.0% +1195 +4043 +base$/m);
+    // and one whose whole lone token is faster than the floor
+    expect(out).toMatch(/^mistral-small-24b-instruct-2501\/h100\/tp2 .* +5514 +7546 +\+36\.9% +7036 +23821 +base\+prefill\+token$/m);
     expect(out).toContain('at 1a6eb353412e981dba604fccd5096da4e8aee6da');
     expect(out).toContain('$/GPU-h H100: NVIDIA H100 SXM 80 GB, p5.48xlarge at $55.04/h over 8 GPUs, read 2026-11-09');
   });

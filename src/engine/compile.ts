@@ -4,7 +4,7 @@
  * engines use is sized here from the configuration; an instance that reaches one is overloaded,
  * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
-import { expectedArrivals, type Distribution, type Problem, type Scenario, type Target } from '../model/problem.js';
+import { expectedArrivals, type Distribution, type HostTime, type Problem, type Scenario, type Target } from '../model/problem.js';
 import { affinityKey, TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
@@ -71,6 +71,19 @@ const TARGET_CODE: Record<Target, number> = {
   app: TARGET.APP,
 };
 const U32_LIMIT = 0xffffffff;
+
+/** A profile without BLIS's alphas spends no time outside the GPU's steps. */
+const NO_HOST_TIME: HostTime = { queueing: 0, queueingPerToken: 0, perOutputToken: 0 };
+
+/**
+ * Microseconds kept to the nanosecond as the engines hold them: whole microseconds and the
+ * nanoseconds below (layout.ts P). Inside u32: the parser holds such times under
+ * LIMITS.stepMicros.
+ */
+function usAndNs(micros: number): [number, number] {
+  const ns = Math.round(micros * 1000);
+  return [Math.floor(ns / 1000), ns % 1000];
+}
 
 /** An upper bound on a Poisson count with this mean that is exceeded with negligible odds. */
 function poissonBound(mean: number): number {
@@ -226,14 +239,23 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.GPU_SLOTS] = gpu.slots;
     p[P.KV_TOKENS] = gpu.kvTokens;
     p[P.KV_UNIT] = Math.ceil(gpu.kvTokens / KV_UNITS);
-    p[P.ITER_BASE] = gpu.profile.base;
-    p[P.ITER_PER_SEQ] = gpu.profile.perSeq;
-    const nsPerToken = Math.round(1e6 / gpu.profile.prefillRate);
-    if (nsPerToken * gpu.profile.chunk > U32_LIMIT) {
-      throw new ServesimError('SERVESIM_PROBLEM_INVALID', `chunk x (1e6 / prefillRate) must stay below 2^32 (got ${nsPerToken * gpu.profile.chunk})`, 'gpu.profile');
+    const { profile } = gpu;
+    const base = usAndNs(profile.base);
+    const perSeq = usAndNs(profile.perSeq);
+    [p[P.ITER_BASE], p[P.ITER_BASE_NS]] = base;
+    [p[P.ITER_PER_SEQ], p[P.ITER_PER_SEQ_NS]] = perSeq;
+    const nsPerToken = Math.round(1e6 / profile.prefillRate);
+    // a step's nanoseconds (iterationTime) are summed in one u32 before they round up to the us
+    const stepNs = nsPerToken * profile.chunk + base[1] + perSeq[1] * gpu.slots + 999;
+    if (stepNs > U32_LIMIT) {
+      throw new ServesimError('SERVESIM_PROBLEM_INVALID', `a step's nanoseconds, chunk x (1e6 / prefillRate) and the sub-microsecond parts of base and perSeq, must stay below 2^32 (got ${stepNs})`, 'gpu.profile');
     }
     p[P.PREFILL_NS_PER_TOKEN] = nsPerToken;
-    p[P.CHUNK] = gpu.profile.chunk;
+    p[P.CHUNK] = profile.chunk;
+    const host = profile.host ?? NO_HOST_TIME;
+    [p[P.QUEUE_DELAY_US], p[P.QUEUE_DELAY_NS]] = usAndNs(host.queueing);
+    [p[P.QUEUE_TOKEN_US], p[P.QUEUE_TOKEN_NS]] = usAndNs(host.queueingPerToken);
+    [p[P.OUTPUT_TOKEN_US], p[P.OUTPUT_TOKEN_NS]] = usAndNs(host.perOutputToken);
     const smallestEntry = workload.kind === 'request'
       ? Math.min(...workload.prefixes.map((x) => x.tokens))
       : workload.kind === 'task' ? workload.system : gpu.kvTokens;

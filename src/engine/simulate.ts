@@ -220,6 +220,23 @@ function later(runs: number, dur: number): number {
   return now + runs * dur;
 }
 
+/**
+ * The time base + n x per from now, each a whole microseconds and nanoseconds below them (layout.ts
+ * P), floored to the microsecond once: n tokens of BLIS's alphas, kept to the nanosecond. NONE past
+ * the clock, as later. n x perNs is taken in parts that stay inside u32: n's thousands exactly,
+ * its rest with the base's nanoseconds.
+ */
+function laterTokens(baseUs: number, baseNs: number, n: number, perUs: number, perNs: number): number {
+  const whole = later(n, perUs);
+  const ns = Math.floor(n / 1000) * perNs + Math.floor(((n % 1000) * perNs + baseNs) / 1000);
+  if (whole === NONE) return NONE;
+  if (ns > NONE - 1 - whole || baseUs > NONE - 1 - whole - ns) {
+    fail(ERR.HORIZON);
+    return NONE;
+  }
+  return whole + ns + baseUs;
+}
+
 function random(stream: number, a: number, b: number): number {
   return draw(randomKey, stream, a, b) >>> 0;
 }
@@ -909,7 +926,9 @@ function replicaUnload(r: number, j: number): void {
 }
 
 function iterationTime(decoding: number, prefill: number): number {
-  let t = pr[P.ITER_BASE]! + pr[P.ITER_PER_SEQ]! * decoding + Math.floor((prefill * pr[P.PREFILL_NS_PER_TOKEN]! + 999) / 1000);
+  // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
+  const ns = prefill * pr[P.PREFILL_NS_PER_TOKEN]! + pr[P.ITER_BASE_NS]! + pr[P.ITER_PER_SEQ_NS]! * decoding;
+  let t = pr[P.ITER_BASE]! + pr[P.ITER_PER_SEQ]! * decoding + Math.floor((ns + 999) / 1000);
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.GPU) t = scaleMilli(t, pr[P.SLOW_FACTOR_MILLI]!);
   return t >>> 0;
 }
@@ -921,12 +940,15 @@ function replicaSchedule(r: number, at: number): void {
   heapPush(at, EV.REPLICA, r, st[rb + RP.GEN]!);
 }
 
-/** The iteration that completes a prompt emits its first token; its prefix becomes shareable. */
+/**
+ * The iteration that completes a prompt emits its first token, which reaches the caller once
+ * processed (P.OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes shareable.
+ */
 function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.PHASE] = PHASE.DECODE;
   st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
-  st[jb + J.FIRST_AT] = now;
+  st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
   const key = prefixKey(j);
   if (key === 0) return;
   if (pr[P.TRACE_ROWS] !== 0) {
@@ -1005,23 +1027,36 @@ function callTimes(j: number): void {
   if (tpot > pr[P.GOAL_TPOT]!) st[jb + J.MISSED] = 1;
 }
 
-/** A model call finished on replica r: free it there, then the job moves on. */
-function callDone(r: number, j: number): void {
+/** A model call's last token reached the caller: its times count, and the job moves on. */
+function callEnd(j: number): void {
   const jb = jobAt(j);
-  callFree(r, j);
-  replicaUnload(r, j);
   callTimes(j);
-  if (pr[P.KIND] === KIND.REQUEST) {
-    jobSucceed(j);
-    return;
-  }
-  cacheStoreSession(r, j);
-  st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
-  if (pr[P.TOOL_EVERY_STEP] === 0 && st[jb + J.STEP]! + 1 >= pr[P.STEPS]!) {
+  if (pr[P.KIND] === KIND.REQUEST || (pr[P.TOOL_EVERY_STEP] === 0 && st[jb + J.STEP]! + 1 >= pr[P.STEPS]!)) {
     jobSucceed(j);
     return;
   }
   toolStart(j);
+}
+
+/**
+ * A model call finished on replica r: free it there. Its tokens' processing (P.OUTPUT_TOKEN
+ * each) holds no GPU step, and its end waits for the last (callEnd, at once without it).
+ */
+function callDone(r: number, j: number): void {
+  const jb = jobAt(j);
+  callFree(r, j);
+  replicaUnload(r, j);
+  if (pr[P.KIND] !== KIND.REQUEST) {
+    cacheStoreSession(r, j);
+    st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
+  }
+  const at = laterTokens(0, 0, st[jb + J.OUTPUT]!, pr[P.OUTPUT_TOKEN_US]!, pr[P.OUTPUT_TOKEN_NS]!);
+  if (at === now) {
+    callEnd(j);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.GPU_OUTPUT;
+  heapPush(at, EV.OUTPUT_DONE, j, st[jb + J.GEN]!);
 }
 
 /**
@@ -1175,15 +1210,12 @@ function replicaTouch(r: number): void {
   if (next < st[rb + RP.EVENT_AT]!) replicaSchedule(r, next);
 }
 
+/** The call joins replica r's queue; the replica starts it at once if it has a free slot. */
 function replicaEnqueue(r: number, j: number): void {
   const rb = replicaAt(r);
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.GPU_QUEUED;
-  st[jb + J.REPLICA] = r;
   st[jb + J.ENQUEUED] = now;
-  st[rb + RP.LOAD] = st[rb + RP.LOAD]! + 1;
-  st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
-  st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
   if (st[jb + J.COUNTED] !== 0) {
     count(R.QUEUED);
     const calls = sb + pr[P.OFF_CALLS]! + r;
@@ -1191,6 +1223,28 @@ function replicaEnqueue(r: number, j: number): void {
   }
   queuePush(rb + RP.Q_HEAD, j, TARGET.GPU);
   if (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]!) replicaTouch(r);
+}
+
+/**
+ * The router sends a call to replica r, which counts it in its load from here. It joins the
+ * queue after the replica's queueing time (P.QUEUE_DELAY + P.QUEUE_TOKEN x its prompt tokens:
+ * BLIS's alpha0 and alpha1), at once without one.
+ */
+function replicaSend(r: number, j: number): void {
+  const rb = replicaAt(r);
+  const jb = jobAt(j);
+  st[jb + J.REPLICA] = r;
+  st[jb + J.ENQUEUED] = now;
+  st[rb + RP.LOAD] = st[rb + RP.LOAD]! + 1;
+  st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
+  st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
+  const at = laterTokens(pr[P.QUEUE_DELAY_US]!, pr[P.QUEUE_DELAY_NS]!, st[jb + J.PROMPT]!, pr[P.QUEUE_TOKEN_US]!, pr[P.QUEUE_TOKEN_NS]!);
+  if (at === now) {
+    replicaEnqueue(r, j);
+    return;
+  }
+  st[jb + J.STAGE] = STAGE.GPU_ARRIVING;
+  heapPush(at, EV.QUEUE_JOIN, j, st[jb + J.GEN]!);
 }
 
 /** Its replica died under a call: retry once elsewhere if the deadline allows. */
@@ -1206,6 +1260,25 @@ function callFailed(j: number): void {
     return;
   }
   jobFail(j, R.DIED);
+}
+
+/**
+ * A call's queueing time is over: it joins its replica's queue. Our position: a replica that
+ * died meanwhile refuses it then, and the router retries it elsewhere (callFailed).
+ */
+function replicaJoin(j: number): void {
+  const jb = jobAt(j);
+  const r = st[jb + J.REPLICA]!;
+  const rb = replicaAt(r);
+  if (st[rb + RP.STATUS] === STATUS.DEAD) {
+    st[rb + RP.DOWN] = 1;
+    replicaUnload(r, j);
+    callFailed(j);
+    return;
+  }
+  // the router has held it since it was sent: counted here, as the queue restarts J.ENQUEUED
+  add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, now));
+  replicaEnqueue(r, j);
 }
 
 /**
@@ -1355,7 +1428,7 @@ function routeCall(j: number): void {
     }
     const rb = replicaAt(r);
     if (st[rb + RP.STATUS] !== STATUS.DEAD) {
-      replicaEnqueue(r, j);
+      replicaSend(r, j);
       return;
     }
     // refused: the router learns the replica is down, and this counts as the retry
@@ -1496,6 +1569,8 @@ function jobDetach(j: number): void {
   if (stage === STAGE.GPU_QUEUED) {
     queueUnlink(replicaAt(r) + RP.Q_HEAD, j);
     replicaUnload(r, j);
+  } else if (stage === STAGE.GPU_ARRIVING) {
+    replicaUnload(r, j);
   } else if (stage === STAGE.GPU_RUNNING) {
     replicaRelease(r, j);
     replicaTouch(r);
@@ -1623,7 +1698,7 @@ function jobEventLive(): boolean {
 
 /** Where a job was when its deadline passed: on its way to a GPU, at one, at the tools, at a server. */
 function timeoutCause(stage: number): number {
-  if (stage === STAGE.GPU_QUEUED || stage === STAGE.GPU_RUNNING) return R.TIMED_OUT_AT_GPU;
+  if (stage === STAGE.GPU_QUEUED || stage === STAGE.GPU_RUNNING || stage === STAGE.GPU_ARRIVING || stage === STAGE.GPU_OUTPUT) return R.TIMED_OUT_AT_GPU;
   if (stage === STAGE.TOOL_QUEUED || stage === STAGE.TOOL_RUNNING) return R.TIMED_OUT_AT_TOOLS;
   if (stage === STAGE.SERVER_QUEUED || stage === STAGE.SERVER_RUNNING) return R.TIMED_OUT_AT_SERVER;
   return R.TIMED_OUT_AT_ROUTER;
@@ -1671,6 +1746,12 @@ function handleEvent(): void {
       break;
     case EV.FAIL_END:
       failureEnd(evId);
+      break;
+    case EV.QUEUE_JOIN:
+      if (jobEventLive()) replicaJoin(evId);
+      break;
+    case EV.OUTPUT_DONE:
+      if (jobEventLive()) callEnd(evId);
       break;
   }
 }

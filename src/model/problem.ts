@@ -169,7 +169,11 @@ export interface Router {
   readonly affinityBlocks: number;
 }
 
-/** Speed of one GPU replica: t = base + perSeq x B + prefillTokens / prefillRate. */
+/**
+ * Speed of one GPU replica: t = base + perSeq x B + prefillTokens / prefillRate. The engines
+ * hold base and perSeq to the nanosecond: whole microseconds for the built-in and inline
+ * profiles, a fit's fractions for the catalogue's.
+ */
 export interface GpuProfile {
   readonly name: string;
   /** Microseconds. */
@@ -188,6 +192,20 @@ export interface GpuProfile {
   readonly kvTokens?: number;
   /** What the hardware allows, where the profile knows its model and GPU (docs/model.md section 3, "The roofline floor"). */
   readonly roofline?: Roofline;
+  /** Time a call spends at its replica outside the GPU's steps (BLIS's alphas); absent: none. */
+  readonly host?: HostTime;
+}
+
+/**
+ * BLIS's alphas (docs/model.md section 3), microseconds kept to the nanosecond: a call joins its
+ * replica's queue `queueing + queueingPerToken x prompt tokens` after the router sends it
+ * (alpha0, alpha1), and each token it returns takes `perOutputToken` (alpha2), added to its
+ * time to first token and its end but to no GPU step.
+ */
+export interface HostTime {
+  readonly queueing: number;
+  readonly queueingPerToken: number;
+  readonly perOutputToken: number;
 }
 
 /** The least time a step can take on a model and GPU: reading at peak bandwidth, computing at peak FLOPs. */
@@ -198,8 +216,11 @@ export interface Roofline {
   readonly kvUsPerToken: number;
   /** Nanoseconds a prompt token's 2 x active parameters FLOPs take. */
   readonly prefillNsPerToken: number;
-  /** The fitted numbers before the floor raised any; absent where the profile is the floor itself. */
-  readonly fitted?: { readonly base: number; readonly perSeq: number; readonly prefillRate: number };
+  /**
+   * The fitted numbers before the floor raised any (perOutputToken: alpha2, 0 without, which
+   * gives the floor's raise of a lone decode step); absent where the profile is the floor itself.
+   */
+  readonly fitted?: { readonly base: number; readonly perSeq: number; readonly prefillRate: number; readonly perOutputToken: number };
 }
 
 export interface GpuPool {

@@ -158,10 +158,10 @@ function gpuPool(gpu: FileGpu): GpuPool {
   };
 }
 
-/** The longest batch iteration a profile takes: every slot decoding, and a full chunk of prefill. */
+/** The longest batch iteration a profile takes: every slot decoding, and a full chunk of prefill (in nanoseconds, rounded up once, as the engines take it). */
 function longestIteration(profile: GpuProfile, slots: number): number {
-  const prefillNs = Math.round(1e6 / profile.prefillRate) * profile.chunk;
-  return profile.base + profile.perSeq * slots + Math.ceil(prefillNs / 1000);
+  const ns = Math.round(1e6 / profile.prefillRate) * profile.chunk + Math.round(profile.base * 1000) + Math.round(profile.perSeq * 1000) * slots;
+  return Math.ceil(ns / 1000);
 }
 
 /** The longest time a slowdown of each component can stretch. */

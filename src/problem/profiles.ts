@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { GpuProfile, Roofline } from '../model/problem.js';
+import type { GpuProfile, HostTime, Roofline } from '../model/problem.js';
 import { packageRoot } from '../package-root.js';
 import { closest } from './issues.js';
 import { LIMITS } from './limits.js';
@@ -195,19 +195,38 @@ export function rooflineOf(model: ModelSize, gpu: GpuSpec, tp: number): Roofline
 
 /**
  * A fitted profile raised to its floor where it is faster (docs/model.md section 3): base to the
- * weights' read, a prompt token's prefill to its FLOPs at peak, each to the engines' whole unit
- * above. perSeq's floor depends on the problem's prompts (withContextFloor, at build).
+ * weights' read (whole microseconds above), a prompt token's prefill to its FLOPs at peak (whole
+ * nanoseconds above). perSeq's floor depends on the problem's prompts (withContextFloor, at build).
  */
 export function withFloor(fit: GpuProfile, floor: Roofline): GpuProfile {
   const base = fit.base < floor.weightsUs ? Math.ceil(floor.weightsUs) : fit.base;
   const prefillRate = termOf(fit, 'prefill') < floor.prefillNsPerToken ? 1e6 / Math.ceil(floor.prefillNsPerToken) : fit.prefillRate;
-  return { ...fit, base, prefillRate, roofline: { ...floor, fitted: { base: fit.base, perSeq: fit.perSeq, prefillRate: fit.prefillRate } } };
+  const fitted = { base: fit.base, perSeq: fit.perSeq, prefillRate: fit.prefillRate, perOutputToken: fit.host?.perOutputToken ?? 0 };
+  return withOutputAbsorbed({ ...fit, base, prefillRate, roofline: { ...floor, fitted } });
 }
 
-/** perSeq raised to the KV read of a `promptTokens` context, where the profile has a floor and perSeq is less. */
+/** perSeq raised to the KV read of a `promptTokens` context (whole microseconds above), where the profile has a floor and perSeq is less. */
 export function withContextFloor(profile: GpuProfile, promptTokens: number): GpuProfile {
   const kv = profile.roofline === undefined ? 0 : profile.roofline.kvUsPerToken * promptTokens;
   return profile.perSeq < kv ? { ...profile, perSeq: Math.ceil(kv) } : profile;
+}
+
+/**
+ * What the floor added to base comes out of the fit's time per output token (BLIS's alpha2), down
+ * to 0 (docs/model.md section 3): the fit put that much of a token's time outside a step faster
+ * than the GPU can run. Every step, a prefill's too, pays base and every token alpha2, so a
+ * request alone still takes BLIS's time to first token and per output token, and the GPU as long
+ * as the hardware needs. (perSeq's floor, a decoding sequence's KV read, is the problem's, and adds.)
+ */
+function withOutputAbsorbed(profile: GpuProfile): GpuProfile {
+  const fitted = profile.roofline?.fitted;
+  if (fitted === undefined || profile.host === undefined) return profile;
+  return { ...profile, host: { ...profile.host, perOutputToken: toNs(Math.max(0, fitted.perOutputToken - (profile.base - fitted.base))) } };
+}
+
+/** Microseconds to the nanosecond, the engines' unit (compile.ts holds whole microseconds and the nanoseconds below). */
+function toNs(micros: number): number {
+  return Math.round(micros * 1000) / 1000;
 }
 
 const U32_MAX = 0xffff_ffff;
@@ -269,7 +288,7 @@ function gb(bytes: number): string {
 /** A term of a fitted profile that the floor can raise. */
 export type FloorTerm = 'base' | 'perSeq' | 'prefill';
 
-/** A term's value as the engines hold it: whole microseconds, or whole nanoseconds a prompt token. */
+/** A term's value as the engines hold it: microseconds to the nanosecond, or whole nanoseconds a prompt token. */
 function termOf(p: { readonly base: number; readonly perSeq: number; readonly prefillRate: number }, term: FloorTerm): number {
   return term === 'prefill' ? Math.round(1e6 / p.prefillRate) : p[term];
 }
@@ -289,15 +308,32 @@ const RAISED_TO: Readonly<Record<FloorTerm, string>> = {
   prefill: 'ns a token (its FLOPs at peak)',
 };
 
+/** A number of microseconds as the engines hold it, to the nanosecond, without trailing zeros. */
+function micros(us: number): string {
+  return String(Number(us.toFixed(3)));
+}
+
+/** A lone decoding sequence's time a token: its step (base + perSeq) and its output processing (alpha2). */
+function loneToken(p: { readonly base: number; readonly perSeq: number }, perOutputToken: number): number {
+  return p.base + p.perSeq + perOutputToken;
+}
+
 /** The one line a run prints when a profile's fit is faster than the hardware allows; null when it is not. */
 export function floorWarning(profile: GpuProfile): string | null {
-  const raises = floorRaises(profile).map((r) => `${r.term} ${r.from} -> ${r.to} ${RAISED_TO[r.term]}`);
+  const raises = floorRaises(profile).map((r) => `${r.term} ${micros(r.from)} -> ${micros(r.to)} ${RAISED_TO[r.term]}`);
   const fitted = profile.roofline?.fitted;
   if (raises.length === 0 || fitted === undefined) return null;
   const before = fitted.base + fitted.perSeq;
   const after = profile.base + profile.perSeq;
-  const lone = after === before ? '' : `: a lone decode step ${before} -> ${after} us${before === 0 ? '' : ` (x${(after / before).toFixed(1)})`}`;
-  return `gpu.profile ${profile.name} is faster than its hardware allows, so the roofline floor applies: ${raises.join(', ')}${lone}`;
+  const lone = after === before ? '' : `: a lone decode step ${micros(before)} -> ${micros(after)} us${before === 0 ? '' : ` (x${(after / before).toFixed(1)})`}`;
+  const output = profile.host?.perOutputToken ?? 0;
+  const taken = toNs(fitted.perOutputToken - output);
+  const [fit, now] = [loneToken(fitted, fitted.perOutputToken), loneToken(profile, output)];
+  const token = taken === 0
+    ? ''
+    : `; base's rise comes out of alpha2, the time each output token takes outside the GPU: ${micros(fitted.perOutputToken)} -> ${micros(output)} us, ` +
+      `so a lone token takes ${micros(now)} us (the fit: ${micros(fit)} us)`;
+  return `gpu.profile ${profile.name} is faster than its hardware allows, so the roofline floor applies: ${raises.join(', ')}${lone}${token}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,7 +358,8 @@ const catalogueFileSchema = z.strictObject({
         vllm_version: z.string().min(1),
         total_kv_blocks: z.number().int().positive(),
         best_loss: z.number(),
-        alpha_coeffs: z.array(z.number()).length(3),
+        // BLIS refuses a negative alpha (its latency model's validateCoeffs)
+        alpha_coeffs: z.tuple([z.number().nonnegative(), z.number().nonnegative(), z.number().nonnegative()]),
         // a prefill cost of 0 would make prefill free (an infinite prefillRate)
         beta_coeffs: z.tuple([z.number().nonnegative(), z.number().positive(), z.number().nonnegative()]),
       }),
@@ -342,16 +379,29 @@ export interface ProfileSource {
 }
 
 /**
- * What rounding to the engines' integer units does to an entry: the engine's value less the
- * source's (the relative error is that over the source's value). The engines take base and
- * perSeq in whole microseconds and prefill in whole nanoseconds per prompt token.
+ * A coefficient of the source as the engines hold it, microseconds (beta1, alpha1: a prompt
+ * token's; beta2: a decoding sequence's; alpha2: an output token's), to the nanosecond: the
+ * engines' value, and its error relative to the source's (0 where the source's is 0).
  */
+export interface Held {
+  readonly source: number;
+  readonly engine: number;
+  readonly relative: number;
+}
+
+/** What holding each coefficient to the nanosecond does to it. */
 export interface Rounding {
-  readonly baseUs: number;
-  readonly perSeqUs: number;
-  readonly perSeqRelative: number;
-  readonly prefillNsPerToken: number;
-  readonly prefillRelative: number;
+  readonly beta0: Held;
+  readonly beta1: Held;
+  readonly beta2: Held;
+  readonly alpha0: Held;
+  readonly alpha1: Held;
+  readonly alpha2: Held;
+}
+
+function held(source: number): Held {
+  const engine = toNs(source);
+  return { source, engine, relative: source === 0 ? 0 : (engine - source) / source };
 }
 
 export interface CatalogueProfile {
@@ -364,8 +414,8 @@ export interface CatalogueProfile {
   readonly vllm: string;
   /** The source's step-time coefficients, microseconds: beta0, per uncached prompt token, per decode token. */
   readonly beta: readonly [number, number, number];
-  /** Carried over, not applied: alpha0 + alpha1 x input tokens before queueing, alpha2 per output token (microseconds). */
-  readonly alpha: readonly number[];
+  /** The source's time outside the GPU's steps, microseconds: alpha0 + alpha1 x prompt tokens before queueing, alpha2 per output token (GpuProfile.host). */
+  readonly alpha: readonly [number, number, number];
   readonly totalKvBlocks: number;
   readonly blockSize: number;
   readonly bestLoss: number;
@@ -419,30 +469,34 @@ function catalogueFloor(id: string, m: SourceModel): Roofline {
 /** The engines' profile for a source's fit, checked against what they can hold, and raised to its floor. */
 function engineProfile(id: string, m: SourceModel, chunk: number, blockSize: number): { profile: GpuProfile; rounding: Rounding } {
   const [b0, b1, b2] = m.beta_coeffs;
-  const base = Math.round(b0);
-  const perSeq = Math.round(b2);
+  const [a0, a1, a2] = m.alpha_coeffs;
+  const rounding: Rounding = { beta0: held(b0), beta1: held(b1), beta2: held(b2), alpha0: held(a0), alpha1: held(a1), alpha2: held(a2) };
   // compile.ts holds prefill as round(1e6 / prefillRate) ns per token: round(1000 x beta1)
   const prefillRate = 1000 / b1;
   const prefillNs = Math.round(1e6 / prefillRate);
   const kvTokens = m.total_kv_blocks * blockSize;
+  const overLimit = Object.entries({ beta0: b0, beta2: b2, alpha0: a0, alpha1: a1, alpha2: a2 }).filter(([, v]) => v > LIMITS.stepMicros).map(([k]) => k);
+  // a step's nanoseconds are summed in one u32 (compile.ts), those below base's and perSeq's microseconds with them
+  const stepNs = prefillNs * chunk + 999 * (LIMITS.gpuSlots + 2);
   const problems = [
-    base > LIMITS.stepMicros || perSeq > LIMITS.stepMicros ? 'base or perSeq over 10s' : '',
+    overLimit.length > 0 ? `${overLimit.join(', ')} over ${LIMITS.stepMicros / 1e6}s` : '',
     prefillNs < 1 ? 'prefill under 1 ns a token' : '',
-    prefillNs * chunk > 0xffff_ffff ? 'a chunk of prefill past u32 nanoseconds' : '',
+    stepNs > 0xffff_ffff ? 'a chunk of prefill past u32 nanoseconds' : '',
     kvTokens > LIMITS.tokens * 100 ? `KV cache past ${LIMITS.tokens * 100} tokens` : '',
   ].filter((p) => p !== '');
   if (problems.length > 0) throw new Error(`profile catalogue: ${id}: the engines cannot hold ${problems.join(', ')}`);
-  const fit: GpuProfile = { name: id, base, perSeq, prefillRate, chunk, tp: m.tensor_parallelism, gpuType: m.GPU, kvTokens };
-  return {
-    profile: withFloor(fit, catalogueFloor(id, m)),
-    rounding: {
-      baseUs: base - b0,
-      perSeqUs: perSeq - b2,
-      perSeqRelative: b2 === 0 ? 0 : (perSeq - b2) / b2,
-      prefillNsPerToken: prefillNs - b1 * 1000,
-      prefillRelative: (prefillNs - b1 * 1000) / (b1 * 1000),
-    },
+  const fit: GpuProfile = {
+    name: id,
+    base: rounding.beta0.engine,
+    perSeq: rounding.beta2.engine,
+    prefillRate,
+    chunk,
+    tp: m.tensor_parallelism,
+    gpuType: m.GPU,
+    kvTokens,
+    host: { queueing: rounding.alpha0.engine, queueingPerToken: rounding.alpha1.engine, perOutputToken: rounding.alpha2.engine },
   };
+  return { profile: withFloor(fit, catalogueFloor(id, m)), rounding };
 }
 
 function readCatalogue(): Catalogue {
@@ -589,10 +643,16 @@ export interface ProfileListing {
   /** GPUs a replica uses; null when the profile does not say (counted as one). */
   readonly tp: number | null;
   readonly vllm: string | null;
-  /** What the engines run. */
+  /** What the engines run: base and perSeq to the nanosecond, prefill in whole nanoseconds a prompt token. */
   readonly base_us: number;
   readonly per_seq_us: number;
   readonly prefill_ns_per_token: number;
+  /** Time outside the GPU's steps the engines run (BLIS's alphas, to the nanosecond, after any floor); null: none. */
+  readonly host: {
+    readonly queueing_us: number;
+    readonly queueing_us_per_prompt_token: number;
+    readonly us_per_output_token: number;
+  } | null;
   readonly chunk: number;
   /** gpu.kvTokens's default with this profile. */
   readonly kv_tokens: number;
@@ -607,9 +667,20 @@ export interface ProfileListing {
     readonly best_loss: number;
   } | null;
   readonly rounding: Rounding | null;
+  /** A request alone on a replica: its time per output token in BLIS and in servesim; null without a BLIS fit. */
+  readonly lone_tpot: LoneTpot | null;
   /** The roofline floor under the profile (docs/model.md section 3); null where it names no model. */
   readonly roofline: RooflineListing | null;
   readonly source: string;
+}
+
+export interface LoneTpot {
+  /** floor(beta0 + beta2) + floor(alpha2): BLIS's step for one decoding sequence and its output processing, each truncated to the microsecond. */
+  readonly blis_us: number;
+  /** The engines' step for one decoding sequence, rounded up to the microsecond, and alpha2 as they hold it (after any floor). */
+  readonly servesim_us: number;
+  /** servesim_us / blis_us - 1. */
+  readonly relative: number;
 }
 
 export interface RooflineListing {
@@ -620,13 +691,50 @@ export interface RooflineListing {
   readonly prefill_ns_per_token: number;
   /** Where the fit is faster than the floor, so that the floor applies (`base`, `prefill`; perSeq's depends on a problem's prompts). */
   readonly floored: readonly FloorTerm[];
+  /** Of alpha2, what the floor moved into base (docs/model.md section 3). */
+  readonly output_us_absorbed: number;
+  /** The fit's base and alpha2 together are faster than the weights' read: servesim's lone TPOT is then above BLIS's. */
+  readonly token_faster_than_floor: boolean;
 }
 
 function rooflineListing(p: GpuProfile): RooflineListing | null {
   const r = p.roofline;
   if (r === undefined) return null;
   const floored = floorRaises(p).map((x) => x.term);
-  return { weights_us: r.weightsUs, kv_us_per_1k_tokens: r.kvUsPerToken * 1000, prefill_ns_per_token: r.prefillNsPerToken, floored };
+  const fittedOutput = r.fitted?.perOutputToken ?? 0;
+  const raise = r.fitted === undefined ? 0 : p.base - r.fitted.base;
+  return {
+    weights_us: r.weightsUs,
+    kv_us_per_1k_tokens: r.kvUsPerToken * 1000,
+    prefill_ns_per_token: r.prefillNsPerToken,
+    floored,
+    output_us_absorbed: toNs(fittedOutput - (p.host?.perOutputToken ?? 0)),
+    token_faster_than_floor: raise > fittedOutput,
+  };
+}
+
+/**
+ * A lone decoding sequence's time a token as the engines run it: its step (iterationTime: base's
+ * and perSeq's nanoseconds rounded up to the microsecond once) and its output processing, alpha2
+ * to the nanosecond (a call's tokens' sum is floored once, so over a long output this is its TPOT).
+ */
+export function engineLoneTpot(p: GpuProfile): number {
+  return Math.ceil((Math.round(p.base * 1000) + Math.round(p.perSeq * 1000)) / 1000) + (p.host?.perOutputToken ?? 0);
+}
+
+/** BLIS's lone request (BlackboxLatencyModel's StepTime and OutputTokenProcessingTime): each decode step int64(beta0 + beta2), each token's processing int64(alpha2). */
+function blisLoneTpot(c: CatalogueProfile): number {
+  return Math.floor(c.beta[0] + c.beta[2]) + Math.floor(c.alpha[2]);
+}
+
+function loneTpot(c: CatalogueProfile): LoneTpot {
+  const blis = blisLoneTpot(c);
+  const servesim = engineLoneTpot(c.profile);
+  return { blis_us: blis, servesim_us: servesim, relative: servesim / blis - 1 };
+}
+
+function hostListing(h: HostTime | undefined): ProfileListing['host'] {
+  return h === undefined ? null : { queueing_us: h.queueing, queueing_us_per_prompt_token: h.queueingPerToken, us_per_output_token: h.perOutputToken };
 }
 
 export interface ProfilesDocument {
@@ -648,11 +756,13 @@ export function listProfiles(): ProfilesDocument {
       base_us: p.base,
       per_seq_us: p.perSeq,
       prefill_ns_per_token: Math.round(1e6 / p.prefillRate),
+      host: null,
       chunk: p.chunk,
       kv_tokens: DEFAULT_KV_TOKENS,
       price_per_gpu_hour: null,
       coefficients: null,
       rounding: null,
+      lone_tpot: null,
       roofline: null,
       source: BUILTIN_SOURCES[p.name]!,
     }),
@@ -669,11 +779,13 @@ export function listProfiles(): ProfilesDocument {
       base_us: c.profile.base,
       per_seq_us: c.profile.perSeq,
       prefill_ns_per_token: Math.round(1e6 / c.profile.prefillRate),
+      host: hostListing(c.profile.host),
       chunk: c.profile.chunk,
       kv_tokens: c.profile.kvTokens!,
       price_per_gpu_hour: listPrice(c.gpu) ?? null,
       coefficients: { beta: c.beta, alpha: c.alpha, total_kv_blocks: c.totalKvBlocks, block_size: c.blockSize, best_loss: c.bestLoss },
       rounding: c.rounding,
+      lone_tpot: loneTpot(c),
       roofline: rooflineListing(c.profile),
       source: `${c.source.name} at ${c.source.commit} (${c.source.url}; ${c.source.licence}), via ${c.source.file}`,
     }),
