@@ -20,6 +20,7 @@ const LAYERS = [
   ['run'], // cases x seeds on an engine
   ['sweep'], // grids of configurations, and their files
   ['hint'], // the search for the cheapest passing configuration
+  ['capacity'], // the search for each design's highest passing load (uses the hint's cost and margins)
   ['report'], // the HTML report of a sweep or a hint
   ['service'], // the HTTP API
   ['queue'], // sweeps shared out over redis (fills the service's job dispatcher)

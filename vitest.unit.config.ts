@@ -8,6 +8,7 @@ import { shared } from './vitest.config.ts';
 export const UNIT = [
   'test/batch-params.test.ts',
   'test/blis-latency-model.test.ts',
+  'test/capacity-bisection.test.ts',
   'test/did-you-mean.test.ts',
   'test/docs.test.ts',
   'test/engine-capacity.test.ts',

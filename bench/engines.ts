@@ -29,6 +29,8 @@ import { hintRequestSchema, type HintRequest } from '../src/hint/api.js';
 import { runHints } from '../src/hint/search.js';
 import { searchCheapest } from '../src/hint/frontier.js';
 import type { CaseSummary } from '../src/model/summary.js';
+import { capacityVsHint } from './capacity.js';
+import { wholeRun } from './whole-run.js';
 import { configOf, label, logRow, machine, measure, ratio, sameRecords, table, type EngineRun, type Row } from './measure.js';
 
 const root = new URL('../../', import.meta.url);
@@ -46,7 +48,7 @@ const SCALING_INSTANCES = [1, 16, 256, 4096, 65536];
 const HORIZONS = [200, 800, 3200];
 
 /** The sections `--only` may name, in the order they run. */
-const SECTIONS = ['engines', 'scaling', 'horizon', 'whole'] as const;
+const SECTIONS = ['engines', 'scaling', 'horizon', 'whole', 'capacity', 'mm8'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 interface Options {
@@ -235,6 +237,20 @@ async function main(): Promise<void> {
     const whole = await wholeSweeps(kernels.length > 0, options.budget);
     sections.push(whole.text);
     json['wholeSweeps'] = whole.rows;
+  }
+  // the capacity search against a hint over the same grid, and as auto runs it where a kernel beats the pool
+  if (want('capacity')) {
+    const measured = loadCrossovers(options.crossover).adapters;
+    const kernelWins = kernels.some((k) => measured[k.ctx.adapterName] !== undefined && crossoverOf(measured[k.ctx.adapterName]!, pool.threads) !== null);
+    const capacity = await capacityVsHint(kernelWins);
+    sections.push(capacity.text);
+    json['capacityVsHint'] = capacity.rows;
+  }
+  // issue 30's run as a whole process on one core, beside the engine alone (bench/whole-run.ts)
+  if (want('mm8')) {
+    const mm8 = wholeRun();
+    sections.push(mm8.text);
+    json['mm8'] = mm8.row;
   }
   await pool.close();
   await closeEngines();

@@ -60,7 +60,8 @@ export function label(problem: string, sets: readonly string[]): string {
   return [problem, ...sets].join(' ');
 }
 
-function work(config: EngineConfig, records: Uint32Array): { arrivals: number; events: number } {
+/** Simulated requests (arrivals, warm-up included) and events of the instances whose records these are. */
+export function work(config: EngineConfig, records: Uint32Array): { arrivals: number; events: number } {
   let arrivals = 0;
   let events = 0;
   const window = config.measuredMicros;

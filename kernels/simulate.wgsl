@@ -381,6 +381,19 @@ fn noteBusy(begin: u32, to: u32, batch: u32) {
   mulAdd64(R_BATCH_AREA, t, batch);
 }
 
+/**
+ * A counted arrival resolved after `sojourn` microseconds: counted in the interval of the
+ * measured window it came in (P_OFF_INTERVALS), the steady-state test's series.
+ */
+fn noteSojourn(j: u32, sojourn: u32) {
+  let k = (st[ix(jobAt(j) + J_ARRIVAL)] - param(P_WARMUP)) / param(P_INTERVAL_US);
+  let at = sb + param(P_OFF_INTERVALS) + k * INTERVAL_WORDS;
+  st[ix(at + IV_RESOLVED)] = st[ix(at + IV_RESOLVED)] + 1u;
+  let lo = st[ix(at + IV_SOJOURN_SUM)] + sojourn;
+  if (lo < st[ix(at + IV_SOJOURN_SUM)]) { st[ix(at + IV_SOJOURN_SUM_HI)] = st[ix(at + IV_SOJOURN_SUM_HI)] + 1u; }
+  st[ix(at + IV_SOJOURN_SUM)] = lo;
+}
+
 /** A job leaves a queue for service: its wait, in the queue's counters (R_QUEUED or R_TOOL_QUEUED on) and histogram. */
 fn noteWait(j: u32, counters: u32, hist: u32) {
   let jb = jobAt(j);
@@ -419,6 +432,7 @@ fn jobSucceed(j: u32) {
   if (st[ix(jb + J_COUNTED)] != 0u) {
     let latency = st[ix(sb + G_NOW)] - st[ix(jb + J_ARRIVAL)];
     count(R_SUCCESSES);
+    noteSojourn(j, latency);
     add64(R_LATENCY_SUM, latency);
     add64(R_SOJOURN_SUM, latency);
     histCount(P_OFF_HIST, latency);
@@ -433,6 +447,7 @@ fn jobFail(j: u32, cause: u32) {
   if (st[ix(jb + J_COUNTED)] != 0u) {
     count(cause);
     add64(R_SOJOURN_SUM, st[ix(sb + G_NOW)] - st[ix(jb + J_ARRIVAL)]);
+    noteSojourn(j, st[ix(sb + G_NOW)] - st[ix(jb + J_ARRIVAL)]);
   }
   jobRelease(j);
 }

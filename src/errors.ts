@@ -121,3 +121,8 @@ export function invalidSweep(issues: readonly FieldIssue[], source?: string): Se
 export function invalidHintRequest(issues: readonly FieldIssue[]): ServesimError {
   return withIssues('SERVESIM_SWEEP_INVALID', 'invalid hint request', issues);
 }
+
+/** A capacity search request whose fields fail their schema (a search is a sweep: the same code). */
+export function invalidCapacityRequest(issues: readonly FieldIssue[]): ServesimError {
+  return withIssues('SERVESIM_SWEEP_INVALID', 'invalid capacity request', issues);
+}

@@ -79,5 +79,7 @@ describe.skipIf(!existsSync(BIN))('the built bin', () => {
     // the run loaded the engines, and not Dawn
     expect(r.modules.some((m) => m.endsWith('/dist/src/run/run.js'))).toBe(true);
     expect(r.modules.filter((m) => m.includes('/node_modules/webgpu/'))).toEqual([]);
+    // a table on stdout and progress to a pipe: Arrow, Parquet and the terminal's bar are not needed
+    expect(r.modules.filter((m) => /\/node_modules\/(apache-arrow|hyparquet|hyparquet-writer|cli-progress)\//.test(m))).toEqual([]);
   });
 });

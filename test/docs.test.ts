@@ -11,6 +11,7 @@ import { MAX_MEASURED_BYTES } from '../src/cli/compare-command.js';
 import { MAX_RESULTS_BYTES } from '../src/cli/report-command.js';
 import { buildProgram, type ProgramDeps, type SweepIo } from '../src/cli/program.js';
 import { MAX_LISTED_ISSUES } from '../src/errors.js';
+import { MAX_DESIGNS, MAX_SCALE, MIN_SCALE } from '../src/capacity/api.js';
 import { MAX_COST_LENGTH } from '../src/hint/cost.js';
 import { DEFAULT_MAX_SEEDS } from '../src/model/verdict.js';
 import { INPUT_LIMITS } from '../src/problem/bounds.js';
@@ -112,6 +113,7 @@ describe('docs/limits.md', () => {
     expect(value('instances')).toBe(`${count(DEFAULT_MAX_INSTANCES)} (\`--max-instances\`); ${count(DEFAULT_LIMITS.syncMaxInstances)}`);
     expect(value('per-seed rows')).toBe(`${count(MAX_SEED_ROWS)}; ${count(DEFAULT_LIMITS.syncMaxInstances)} (the waited-for limit)`);
     expect(value('hint instances asked at once')).toBe(`${count(DEFAULT_LIMITS.syncMaxInstances)} (the waited-for limit)`);
+    expect(value('designs of a capacity search')).toBe(`${count(MAX_DESIGNS)}; ${MIN_SCALE}x to ${count(MAX_SCALE)}x the problem's traffic`);
     expect(value('a grid path or string value; a `--cost` expression')).toContain(`${count(MAX_COST_LENGTH)} characters`);
   });
 });

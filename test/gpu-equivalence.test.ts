@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ERR, P, R } from '../src/engine/layout.js';
+import { ERR, INTERVALS, INTERVAL_WORDS, IV, P, R } from '../src/engine/layout.js';
 import { CASES, RUN_MS, SEEDS, describeEquivalence, sum } from './gpu-equivalence-support.js';
 import { configFor, pastHorizon } from './support.js';
 
@@ -46,6 +46,10 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
     const { config } = pastHorizon();
     const records = await expectSame(config, 8);
     for (let i = 0; i < 8; i++) expect(records[i * config.resultWords + R.OVERLOAD]).toBe(ERR.HORIZON);
+    // the measured window's intervals (issue 27) are in the records compared: sojourns of
+    // minutes carry an interval's sum into its high word, in both engines alike
+    const high = (i: number, k: number): number => records[i * config.resultWords + config.intervals + k * INTERVAL_WORDS + IV.SOJOURN_SUM_HI]!;
+    expect(Array.from({ length: 8 * INTERVALS }, (_, n) => high(Math.floor(n / INTERVALS), n % INTERVALS)).some((h) => h > 0)).toBe(true);
   }, RUN_MS);
 
   // Bounded affinity's cap with c x (calls in flight + 1) past 2^32 (WGSL wrapped it, TypeScript

@@ -50,7 +50,7 @@ describe('hot-prefix carries seed 000', () => {
   const w = p.workload as RequestWorkload;
 
   it('traffic: 30 requests a second for 30 seconds, 10 s warm-up', () => {
-    expect(p.traffic).toEqual({ rate: 30, duration: s(30), warmup: s(10), trace: null, rateScale: 1 });
+    expect(p.traffic).toEqual({ rate: 30, duration: s(30), warmup: s(10), warmupAuto: false, trace: null, rateScale: 1 });
     expect(w.kind).toBe('request');
   });
   it('85% of requests share one 12,000-token prefix', () => {
@@ -92,7 +92,7 @@ describe('coding-agents carries seed 001', () => {
   const w = p.workload as TaskWorkload;
 
   it('traffic: 1 task a second for 45 seconds, 30 s warm-up', () => {
-    expect(p.traffic).toEqual({ rate: 1, duration: s(45), warmup: s(30), trace: null, rateScale: 1 });
+    expect(p.traffic).toEqual({ rate: 1, duration: s(45), warmup: s(30), warmupAuto: false, trace: null, rateScale: 1 });
   });
   it('20-step tasks; orchestrator 400 slots', () => {
     expect(p.orchestrator).toEqual({ slots: 400, steps: 20, overhead: 0, toolCalls: 'between-steps' });
@@ -139,7 +139,7 @@ describe('mmc is an M/M/4 at rho 0.8', () => {
     expect(p.server).toEqual({ replicas: 1, slots: 4, service: { kind: 'exponential', mean: ms(100) }, timeout: 0 });
     const mu = 1_000_000 / ms(100);
     expect(p.traffic.rate / ((p.server?.slots ?? 0) * mu)).toBeCloseTo(0.8, 12);
-    expect(p.traffic).toEqual({ rate: 32, duration: s(200), warmup: s(20), trace: null, rateScale: 1 });
+    expect(p.traffic).toEqual({ rate: 32, duration: s(200), warmup: s(20), warmupAuto: false, trace: null, rateScale: 1 });
   });
   it('has no LLM components and only the as-given case', () => {
     expect([p.lb, p.app, p.router, p.gpu, p.orchestrator, p.tools]).toEqual([null, null, null, null, null, null]);

@@ -42,7 +42,7 @@ function summary(caseName: string, capacity: number, load: number): CaseSummary 
     verdict, undecided: verdict === 'UNDECIDED' ? 'pass_probability' : '', missed: verdict === 'FAIL' ? 'pass_probability' : '', passes: verdict === 'PASS', kv_hit_rate: 0.8, gpu_utilization: Math.min(1, rho),
     gpu_wait_mean_ms: 10, gpu_wait_probability: 0.3, mean_batch: 3, rejected: 0, timed_out: dead ? 9000 : 0, died: 0,
     top_replica_share: 0.2, longest_queue: 4, longest_queue_at: 'gpu', overloaded: 0, overloaded_seeds: 0,
-    overload_reason: '',
+    warmup_s: 10, steady: true, suggested_warmup_s: 10, overload_reason: '',
   } as CaseSummary;
 }
 

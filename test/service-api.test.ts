@@ -87,6 +87,8 @@ describe('health, documentation, unknown routes', () => {
       '/openapi.json',
       '/v1/hints',
       '/v1/jobs',
+      '/v1/jobs/capacity',
+      '/v1/jobs/hints',
       '/v1/jobs/{id}',
       '/v1/jobs/{id}/events',
       '/v1/jobs/{id}/report',

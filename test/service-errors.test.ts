@@ -39,6 +39,8 @@ const EXAMPLES: Record<string, { body?: object; id?: 'job' | 'problem' }> = {
   'GET /v1/jobs/{id}/report': { id: 'job' },
   'DELETE /v1/jobs/{id}': { id: 'job' },
   'POST /v1/hints': { body: { problem: 'mmc', vary: { 'server.slots': [4, 5] }, seeds: 1 } },
+  'POST /v1/jobs/hints': { body: { problem: 'mmc', vary: { 'server.slots': [4, 5] }, seeds: 1 } },
+  'POST /v1/jobs/capacity': { body: { problem: 'mmc', vary: { 'server.replicas': [1, 2] }, cost: 'server.replicas', seeds: 1 } },
 };
 
 const BODY_LIMIT = 4096;

@@ -17,23 +17,27 @@ export { collectVary } from './options.js';
 
 type Values = Record<string, number | string>;
 
-export interface HintOptionValues {
+/** The options `hint` and `capacity` share: the grid, the cases, the seeds and the cost. */
+export interface SearchOptionValues {
   readonly vary: Vary;
   readonly cost?: string;
   readonly case?: readonly string[] | 'all';
   readonly seeds: number | 'auto';
   readonly maxSeeds?: number;
   readonly seed?: number;
-  readonly recheckSeed?: number;
   readonly set?: readonly string[];
   readonly confidence?: number;
   readonly engine: EngineChoice;
+}
+
+export interface HintOptionValues extends SearchOptionValues {
+  readonly recheckSeed?: number;
   readonly format: 'table' | 'json';
 }
 
-/** Runs the `hint` command; resolves to the exit status. Input errors are thrown. */
-export async function hintCommand(problem: string, opts: HintOptionValues, io: CliIo): Promise<number> {
-  const request: HintRequest = {
+/** The request fields a search's options give, as `hint` and `capacity` both send them. */
+export function searchRequest(problem: string, opts: SearchOptionValues): Omit<HintRequest, 'recheckSeed'> {
+  return {
     problem: opts.set === undefined ? problem : problemWithOverrides(problem, opts.set),
     vary: opts.vary,
     cases: opts.case === undefined || opts.case === 'all' ? 'all' : [...opts.case],
@@ -41,8 +45,15 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
     engine: opts.engine,
     ...(opts.cost === undefined ? {} : { cost: opts.cost }),
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-    ...(opts.recheckSeed === undefined ? {} : { recheckSeed: opts.recheckSeed }),
     ...(opts.confidence === undefined ? {} : { confidence: opts.confidence }),
+  };
+}
+
+/** Runs the `hint` command; resolves to the exit status. Input errors are thrown. */
+export async function hintCommand(problem: string, opts: HintOptionValues, io: CliIo): Promise<number> {
+  const request: HintRequest = {
+    ...searchRequest(problem, opts),
+    ...(opts.recheckSeed === undefined ? {} : { recheckSeed: opts.recheckSeed }),
   };
   const controller = new AbortController();
   // held until the hints are written: a signal after the search finishes the writing

@@ -17,14 +17,26 @@ function simulating<T>(load: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/**
+ * `load` for a command that runs its work and exits: a pool of one thread may run on this
+ * thread (PoolOptions.here), where a server's (serve, worker) keeps it in a worker.
+ */
+function oneShot<T>(load: () => Promise<T>): () => Promise<T> {
+  return simulating(async () => {
+    (await import('../run/batches.js')).poolOnThisThread();
+    return load();
+  });
+}
+
 /** Each command's module (its action and what that needs), imported on first use. */
 export const commands = {
-  run: simulating(() => import('./run-command.js')),
-  sweep: simulating(() => import('./sweep-command.js')),
+  run: oneShot(() => import('./run-command.js')),
+  sweep: oneShot(() => import('./sweep-command.js')),
   serve: simulating(() => import('./serve-command.js')),
   worker: simulating(() => import('./worker-command.js')),
-  hint: simulating(() => import('./hint-command.js')),
-  compare: simulating(() => import('./compare-command.js')),
+  hint: oneShot(() => import('./hint-command.js')),
+  capacity: oneShot(() => import('./capacity-command.js')),
+  compare: oneShot(() => import('./compare-command.js')),
   report: () => import('./report-command.js'),
   profiles: () => import('./profiles-command.js'),
 };

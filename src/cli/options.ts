@@ -272,7 +272,15 @@ export function simulationOptions(): Option[] {
 
 /** `--max-seeds`, for the commands that take `--seeds`. */
 export function maxSeedsOption(): Option {
-  return new Option('--max-seeds <n>', `most seeds an undecided configuration takes (default: ${DEFAULT_MAX_SEEDS.toLocaleString('en')} with --seeds auto, else --seeds)`).argParser(parseMaxSeeds);
+  return new Option('--max-seeds <n>', `most seeds an undecided configuration takes (default: ${grouped(DEFAULT_MAX_SEEDS)} with --seeds auto, else --seeds)`).argParser(parseMaxSeeds);
+}
+
+/**
+ * 4096 as "4,096", for the command table's help: toLocaleString's first call loads ICU's number
+ * formats, and the table is defined at every start, `--version`'s included.
+ */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** `-f, --format`, for any command that prints results: these formats, table by default. */
@@ -309,4 +317,14 @@ export async function untilStopped(io: { onInterrupt(handler: () => void): () =>
     process.once('SIGTERM', stop);
   });
   return release;
+}
+
+/** `--tolerance`: how far above a capacity the lowest load not passing may be, a share (0.02) or a percentage (2%). */
+export function parseTolerance(text: string): number {
+  const trimmed = text.trim();
+  const percent = trimmed.endsWith('%');
+  const digits = percent ? trimmed.slice(0, -1).trim() : trimmed;
+  const v = NUMBER.test(digits) ? Number(digits) / (percent ? 100 : 1) : Number.NaN;
+  if (!(v >= 0.001 && v <= 1)) throw new InvalidArgumentError(`--tolerance must be a share from 0.001 to 1 (or 0.1% to 100%), got '${text}'.`);
+  return v;
 }

@@ -31,12 +31,14 @@ import {
   parseEngine,
   parseInteger,
   parseSeeds,
+  parseTolerance,
   queueOption,
   setOption,
   simulationOptions,
   SWEEP_FORMATS,
   varyOption,
 } from './options.js';
+import type { CapacityOptionValues } from './capacity-command.js';
 import type { CompareOptionValues } from './compare-command.js';
 import type { ReportCommandOptions } from './report-command.js';
 import type { CliDeps, CliIo, RunOptionValues } from './run-command.js';
@@ -259,6 +261,38 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
     .action(async (problem: string, opts: HintOptionValues) => {
       const { hintCommand } = await commands.hint();
       setExit(await hintCommand(problem, opts, io));
+    });
+
+  const capacity = program
+    .command('capacity')
+    .description(
+      'find each design\'s highest load that passes every case (varying the given paths), as requests ' +
+        'per second, per GPU and per dollar, with the Pareto front of cost against capacity',
+    )
+    .argument('<problem>', 'problem file (YAML or JSON), or the id of a shipped problem')
+    .addOption(varyOption('a path whose values are the designs').makeOptionMandatory())
+    .addOption(new Option('--cost <expr>', `cost of a design for the Pareto front, as hint takes it (default: ${DOLLARS_COST} when the GPU profile has a price, else ${DEFAULT_COST})`).argParser(parseCostOption));
+  for (const option of simulationOptions()) {
+    capacity.addOption(option.long === '--seeds' ? option.default(HINT_SEEDS) : option);
+  }
+  capacity
+    .addOption(new Option('--confidence <p>', "share of seeds that must meet every goal (default: the problem's)").argParser(parseConfidence))
+    .addOption(new Option('--tolerance <share>', 'stop when the lowest load not passing is within this share above the highest passing (default: 0.02)').argParser(parseTolerance))
+    .addOption(formatOption())
+    .addHelpText(
+      'after',
+      '\nThe load scale multiplies traffic.rate (with a trace, traffic.rateScale); the cases scale it as\n' +
+        'always. From the problem as given each design doubles or halves its load to a bracket, then\n' +
+        'bisects it; an undecided load counts as not passing. Designs share what they show, assuming\n' +
+        'more on a numeric path never lowers the capacity, but a capacity is always a load its own\n' +
+        'design passed at. Results go to stdout, a line per round of probes to stderr.\n\n' +
+        'Examples:\n' +
+        '  servesim capacity hot-prefix --vary router.policy=least-loaded,cache-aware --vary gpu.slots=4..32:4\n' +
+        "  servesim capacity mmc --vary server.replicas=1..4 --cost server.replicas --seeds 64 -f csv",
+    )
+    .action(async (problem: string, opts: CapacityOptionValues) => {
+      const { capacityCommand } = await commands.capacity();
+      setExit(await capacityCommand(problem, opts, io));
     });
 
   const compare = program

@@ -3,8 +3,12 @@
  * seconds in logs (written here rather than by cli-progress's noTTYOutput, whose first line has
  * no ETA yet and whose stop adds an empty line), and nothing for runs that end within a second.
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import type { Progress } from '../run/types.js';
+
+// required by the first bar drawn: a log or a pipe never loads it
+const require = createRequire(import.meta.url);
 
 /** The stream the progress goes to: process.stderr, or a test double. */
 export type ProgressStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -70,7 +74,8 @@ function barDrawer(stream: ProgressStream, label: string): Drawer {
   return {
     update(p, rate) {
       if (bar === null) {
-        bar = new cliProgress.SingleBar(
+        const { SingleBar, Presets } = require('cli-progress') as typeof cliProgress;
+        bar = new SingleBar(
           {
             stream,
             format:
@@ -81,7 +86,7 @@ function barDrawer(stream: ProgressStream, label: string): Drawer {
             gracefulExit: false,
             etaBuffer: 50,
           },
-          cliProgress.Presets.shades_classic,
+          Presets.shades_classic,
         );
         bar.start(p.instancesTotal, p.instancesDone, { label, rate });
         return;

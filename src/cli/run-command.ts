@@ -7,7 +7,7 @@ import type { Problem, Scenario } from '../model/problem.js';
 import { describeTraceSummary, traceSummary, type TraceSummary } from '../model/trace.js';
 import { pointVerdict, type SeedRange } from '../model/verdict.js';
 import { floorWarning } from '../problem/profiles.js';
-import { formatCsv, formatJson, formatTable } from '../run/format.js';
+import { formatCsv, formatJson, formatTable, unsteadyWarning } from '../run/format.js';
 import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { formatVllmBench } from '../run/vllm-bench.js';
@@ -88,7 +88,7 @@ export async function runCommand(
   }
   if (seedsOut !== undefined) {
     const { subject, rows, meta } = runSeedTable(results[0]!, seedRecords);
-    const failure = writeSeedsOut(seedsOut, subject, rows, meta);
+    const failure = await writeSeedsOut(seedsOut, subject, rows, meta);
     if (failure !== null) return usage(io, failure);
     io.stderr.write(`wrote ${rows.length} rows (a row a seed) to ${seedsOut}\n`);
   }
@@ -129,6 +129,10 @@ export async function simulate(
     progress.stop();
   }
   if (signal.aborted) return result;
+  for (const row of result.rows) {
+    const unsteady = unsteadyWarning(row);
+    if (unsteady !== null) io.stderr.write(`servesim: warning: ${problem.id}: ${unsteady}\n`);
+  }
   io.stderr.write(`engine: ${describeEngine(result.meta)}\n`);
   // how the cases were batched, why auto chose the engine, and what ran elsewhere than asked
   for (const line of [describeBatches(result.meta.batches), result.meta.choice, result.meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);

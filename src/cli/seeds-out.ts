@@ -2,13 +2,12 @@
  * `--seeds-out FILE` (`run`, `sweep`): the per-seed table, one row per (grid point, case, seed),
  * as Arrow (the IPC file; the stream for `.arrows`) or Parquet by FILE's extension. Its size is
  * checked before any work (FILE too, as `--out`'s), and it is written as `--out` is, whole or
- * not at all.
+ * not at all. Arrow and Parquet are imported when the table is written: loading them is a
+ * fifth of a short `servesim run`'s time (docs/architecture.md, "A run's time").
  */
 import { extname } from 'node:path';
 import { ServesimError } from '../errors.js';
-import { seedsToArrow } from '../sweep/arrow.js';
 import { MAX_SEED_ROWS } from '../sweep/limits.js';
-import { seedsToParquet } from '../sweep/parquet.js';
 import type { SeedRecord } from '../run/seed-records.js';
 import type { RunResult } from '../run/types.js';
 import type { SweepMeta } from '../sweep/run.js';
@@ -30,11 +29,11 @@ export function checkSeedRows(rows: number, counted: string): void {
 }
 
 /** Writes the table to `path`; returns why that failed (and where the bytes are instead), or null. */
-export function writeSeedsOut(path: string, subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, stopped?: string): string | null {
+export async function writeSeedsOut(path: string, subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, stopped?: string): Promise<string | null> {
   const extension = extname(path).toLowerCase();
   const data = extension === '.parquet'
-    ? seedsToParquet(subject, rows, meta, stopped)
-    : seedsToArrow(subject, rows, meta, { format: extension === '.arrows' ? 'stream' : 'file', ...(stopped === undefined ? {} : { stopped }) });
+    ? (await import('../sweep/parquet.js')).seedsToParquet(subject, rows, meta, stopped)
+    : (await import('../sweep/arrow.js')).seedsToArrow(subject, rows, meta, { format: extension === '.arrows' ? 'stream' : 'file', ...(stopped === undefined ? {} : { stopped }) });
   return writeOutput('--seeds-out', path, data);
 }
 

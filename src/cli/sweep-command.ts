@@ -14,6 +14,7 @@ import { traceSummary } from '../model/trace.js';
 import { renderReport } from '../report/html.js';
 import type { EngineChoice } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
+import { unsteadyWarning } from '../run/format.js';
 import { sweepToArrow } from '../sweep/arrow.js';
 import { describePoint, formatSweepCsv, formatSweepJson, formatSweepTable } from '../sweep/format.js';
 import { sweepToParquet } from '../sweep/parquet.js';
@@ -112,7 +113,7 @@ export async function sweepCommand(
       progress.stop();
     }
     // by grid point, in the grid's order (points finish in the engines')
-    return writeOutcome(sweep, outcome, format, opts, io, seedRows.flat());
+    return await writeOutcome(sweep, outcome, format, opts, io, seedRows.flat());
   } finally {
     release();
   }
@@ -148,7 +149,7 @@ function gridSweep(problem: string, vary: Vary, opts: Pick<SweepOptionValues, 's
 const FLAG_OF_FIELD: ReadonlyMap<string, string> = new Map([['grid', '--vary'], ['cases', '--case']]);
 
 /** What a sweep leaves: its engine, its table and report, what did not finish; the exit status. */
-function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo, seedRows: readonly SeedRow[]): number {
+async function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, opts: SweepOptionValues, io: SweepIo, seedRows: readonly SeedRow[]): Promise<number> {
   const { meta } = outcome;
   if (meta.engine !== null) io.stderr.write(`engine: ${meta.engine}${meta.adapter ? ` (${meta.adapter})` : ''}\n`);
   for (const line of [meta.batches.length === 0 ? undefined : describeBatches(meta.batches), meta.choice, meta.note]) if (line !== undefined) io.stderr.write(`  ${line}\n`);
@@ -157,9 +158,13 @@ function writeOutcome(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, 
     const written = [
       writeResults(sweep, outcome, format, opts.out, io),
       opts.report === undefined ? null : writeOutput('--report', opts.report, renderReport({ sweep, outcome })),
-      opts.seedsOut === undefined ? null : writeSeeds(sweep, outcome, opts.seedsOut, seedRows, io),
+      opts.seedsOut === undefined ? null : await writeSeeds(sweep, outcome, opts.seedsOut, seedRows, io),
     ];
     for (const failure of written) if (failure !== null) failures.push(failure);
+  }
+  for (const { point, summary } of outcome.rows) {
+    const unsteady = unsteadyWarning(summary);
+    if (unsteady !== null) io.stderr.write(`servesim: warning: ${describePoint(sweep, point)}: ${unsteady}\n`);
   }
   if (outcome.unfinished.length > 0) reportUnfinished(sweep, outcome, io);
   for (const failure of failures) io.stderr.write(`servesim: ${failure}\n`);
@@ -203,8 +208,8 @@ function render(sweep: Sweep, outcome: SweepOutcome, format: SweepFormat, out: s
 }
 
 /** Writes the per-seed table; returns why that failed, or null. */
-function writeSeeds(sweep: Sweep, outcome: SweepOutcome, path: string, rows: readonly SeedRow[], io: SweepIo): string | null {
-  const failure = writeSeedsOut(path, sweep, rows, outcome.meta, stoppedBecause(outcome));
+async function writeSeeds(sweep: Sweep, outcome: SweepOutcome, path: string, rows: readonly SeedRow[], io: SweepIo): Promise<string | null> {
+  const failure = await writeSeedsOut(path, sweep, rows, outcome.meta, stoppedBecause(outcome));
   if (failure === null) io.stderr.write(`wrote ${rows.length} rows (a row a seed) to ${path}\n`);
   return failure;
 }

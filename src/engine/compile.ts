@@ -9,7 +9,7 @@ import { affinityKey, TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
-  APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, JOB_WORDS,
+  APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, INTERVALS, INTERVAL_WORDS, JOB_WORDS,
   KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
   TABLE_WORDS, TARGET, TN, TR, TRACE_WORDS, TREE_WORDS,
 } from './layout.js';
@@ -33,9 +33,22 @@ export interface EngineConfig {
   /** Where each histogram starts in the result record; -1 where the design has none. */
   readonly histograms: Readonly<Record<HistogramName, number>>;
   readonly measuredMicros: number;
+  readonly warmupMicros: number;
+  /** Where the measured window's intervals start in the result record, and one interval's length. */
+  readonly intervals: number;
+  readonly intervalMicros: number;
+  /** The intervals before the case's first slowdown, failure or burst, which the steady-state test judges. */
+  readonly judgedIntervals: number;
   /** Arrivals end + deadline: when a run with a timeout has certainly resolved everything. */
   readonly horizonMicros: number;
   readonly scenario: string;
+}
+
+/** The whole intervals of the measured window before the case's first slowdown, failure or burst begins. */
+function judgedIntervals(scenario: Scenario, warmup: number, interval: number): number {
+  const starts = [scenario.burst?.from, scenario.slowdown?.from, ...scenario.failures.map((f) => f.from)].filter((t) => t !== undefined);
+  if (starts.length === 0) return INTERVALS;
+  return Math.min(INTERVALS, Math.floor(Math.max(0, Math.min(...starts) - warmup) / interval));
 }
 
 /** The histograms a result record may hold (model/histogram.ts buckets each). */
@@ -351,6 +364,10 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     tpot: histogram(P.OFF_HIST_TPOT, kind !== KIND.JOB),
     toolWait: histogram(P.OFF_HIST_TOOL_WAIT, kind === KIND.TASK),
   };
+  // the measured window's intervals last, the steady-state test's series (layout.ts INTERVALS)
+  p[P.OFF_INTERVALS] = end;
+  end += INTERVALS * INTERVAL_WORDS;
+  p[P.INTERVAL_US] = Math.ceil(traffic.duration / INTERVALS);
   const stateWords = end;
   p[P.STATE_WORDS] = stateWords;
   // the parser's limits keep every problem inside these; this guards compile's other callers
@@ -388,6 +405,10 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     },
     histograms,
     measuredMicros: traffic.duration,
+    warmupMicros: traffic.warmup,
+    intervals: p[P.OFF_INTERVALS]! - offset,
+    intervalMicros: p[P.INTERVAL_US]!,
+    judgedIntervals: judgedIntervals(scenario, traffic.warmup, p[P.INTERVAL_US]!),
     horizonMicros: measureEnd + inflightMicros,
     scenario: scenario.name,
   };

@@ -27,7 +27,7 @@ export const enum P {
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
   JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
   OFF_FAILED, OFF_RESULT, OFF_CALLS, OFF_HIST, OFF_HIST_WAIT, OFF_HIST_TTFT, OFF_HIST_TPOT,
-  OFF_HIST_TOOL_WAIT, STATE_WORDS, TRACE_ROWS, TRACE_STARTS, OFF_TRACE, COUNT,
+  OFF_HIST_TOOL_WAIT, OFF_INTERVALS, INTERVAL_US, STATE_WORDS, TRACE_ROWS, TRACE_STARTS, OFF_TRACE, COUNT,
 }
 export const PARAM_SCALARS = P.COUNT;
 
@@ -143,6 +143,19 @@ export const enum R {
   ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
   EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, COUNT,
 }
+/**
+ * The measured window cut into INTERVALS equal intervals of P.INTERVAL_US (the last may end past
+ * it), in the result record from P.OFF_INTERVALS: per interval, the counted arrivals that came in
+ * it and resolved (succeeded or failed once admitted), and their sojourns' sum (two words, low
+ * first). The steady-state test's series (docs/model.md section 1, src/model/steady.ts): 32
+ * intervals give MSER a few tens of batches, each with arrivals enough to average.
+ */
+export const INTERVALS = 32;
+export const enum IV {
+  RESOLVED, SOJOURN_SUM, SOJOURN_SUM_HI, COUNT,
+}
+export const INTERVAL_WORDS = IV.COUNT;
+
 /** A queue's counters from its first (QUEUED or TOOL_QUEUED): reached, waited, wait sum. */
 export const enum QW {
   QUEUED, WAITED, WAIT_SUM,

@@ -2,7 +2,7 @@
 import type { ComponentLoad, ComponentName, InstanceResult, QueueCounts } from '../model/result.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import type { EngineConfig, HistogramName } from './compile.js';
-import { ERR, KIND, P, QW, R, TARGET } from './layout.js';
+import { ERR, INTERVALS, INTERVAL_WORDS, IV, KIND, P, QW, R, TARGET } from './layout.js';
 
 const TWO_32 = 2 ** 32;
 
@@ -105,5 +105,10 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     components,
     callsPerReplica: record.slice(calls, calls + config.gpuReplicas),
     events: wide(R.EVENTS),
+    warmupMicros: config.warmupMicros,
+    intervalMicros: config.intervalMicros,
+    intervalResolved: Uint32Array.from({ length: INTERVALS }, (_, k) => record[config.intervals + k * INTERVAL_WORDS + IV.RESOLVED]!),
+    intervalSojourn: Float64Array.from({ length: INTERVALS }, (_, k) => wide(config.intervals + k * INTERVAL_WORDS + IV.SOJOURN_SUM)),
+    judgedIntervals: config.judgedIntervals,
   };
 }

@@ -24,7 +24,7 @@ import { LIMITS } from '../problem/limits.js';
 // V8 inlines this file's hot path whole only with a larger budget than its default: set on load
 import './inlining.js';
 import * as layout from './layout.js';
-import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TN, TR } from './layout.js';
+import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, IV, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TN, TR } from './layout.js';
 import * as rng from './rng.js';
 
 // Imported bindings are loaded and checked at every use in V8's optimised code; module
@@ -34,6 +34,7 @@ const APP_WORDS = layout.APP_WORDS;
 const ENTRY_WORDS = layout.ENTRY_WORDS;
 const FAILURE_WORDS = layout.FAILURE_WORDS;
 const HEAP_WORDS = layout.HEAP_WORDS;
+const INTERVAL_WORDS = layout.INTERVAL_WORDS;
 const JOB_WORDS = layout.JOB_WORDS;
 const PREFIX_WORDS = layout.PREFIX_WORDS;
 const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
@@ -482,6 +483,19 @@ function noteBusy(from: number, to: number, batch: number): void {
   mulAdd64(R.BATCH_AREA, t, batch);
 }
 
+/**
+ * A counted arrival resolved after `sojourn` microseconds: counted in the interval of the
+ * measured window it came in (P.OFF_INTERVALS), the steady-state test's series.
+ */
+function noteSojourn(j: number, sojourn: number): void {
+  const k = Math.floor((st[jobAt(j) + J.ARRIVAL]! - pr[P.WARMUP]!) / pr[P.INTERVAL_US]!);
+  const at = sb + pr[P.OFF_INTERVALS]! + k * INTERVAL_WORDS;
+  st[at + IV.RESOLVED] = st[at + IV.RESOLVED]! + 1;
+  const lo = (st[at + IV.SOJOURN_SUM]! + sojourn) >>> 0;
+  if (lo < st[at + IV.SOJOURN_SUM]!) st[at + IV.SOJOURN_SUM_HI] = st[at + IV.SOJOURN_SUM_HI]! + 1;
+  st[at + IV.SOJOURN_SUM] = lo;
+}
+
 /** A job leaves a queue for service: its wait, in the queue's counters (R.QUEUED or R.TOOL_QUEUED on) and histogram. */
 function noteWait(j: number, counters: number, hist: number): void {
   const jb = jobAt(j);
@@ -520,6 +534,7 @@ function jobSucceed(j: number): void {
   if (st[jb + J.COUNTED] !== 0) {
     const latency = now - st[jb + J.ARRIVAL]!;
     count(R.SUCCESSES);
+    noteSojourn(j, latency);
     add64(R.LATENCY_SUM, latency);
     add64(R.SOJOURN_SUM, latency);
     histCount(P.OFF_HIST, latency);
@@ -534,6 +549,7 @@ function jobFail(j: number, cause: number): void {
   if (st[jb + J.COUNTED] !== 0) {
     count(cause);
     add64(R.SOJOURN_SUM, now - st[jb + J.ARRIVAL]!);
+    noteSojourn(j, now - st[jb + J.ARRIVAL]!);
   }
   jobRelease(j);
 }

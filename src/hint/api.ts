@@ -62,7 +62,10 @@ export interface CaseMargin {
   readonly p99_margin_ms: number;
   readonly ttft_p99_margin_ms: number | null;
   readonly tpot_p99_margin_ms: number | null;
-  /** Why it fails ("server-dies: p99 4.1 s > 3 s") or is undecided, else "". */
+  /**
+   * Why it fails ("server-dies: p99 4.1 s > 3 s") or is undecided, and when its measured window
+   * is not in steady state, that and the warm-up the steady-state test suggests; else "".
+   */
   readonly why: string;
 }
 
@@ -133,6 +136,10 @@ export interface HintResult {
 
 /** Progress of a hint search: called as each grid point's evaluation finishes. */
 export interface HintProgress {
+  /** The search's round (each round's points run as one batch per configuration shape), from 1. */
+  readonly round: number;
+  /** Instances simulated so far, this point's included. */
+  readonly instances: number;
   readonly evaluated: number;
   readonly gridSize: number;
   /** The point just evaluated, and its verdict over every case. */

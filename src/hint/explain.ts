@@ -8,6 +8,7 @@ import type { Goals } from '../model/problem.js';
 import { COMPONENT_NAMES, QUEUED_COMPONENTS } from '../model/result.js';
 import { busiestComponent, type CaseSummary } from '../model/summary.js';
 import type { CaseMargin } from './api.js';
+import { unsteadyWarning } from '../run/format.js';
 
 const MAX_DIGITS = 4;
 /** A component this busy is named as the bottleneck of a failing case. */
@@ -38,7 +39,9 @@ export function caseMargins(rows: readonly CaseSummary[], goals: Goals, confiden
       p99_margin_ms: latencyMargin(goals.p99, row.p99_ms)!,
       ttft_p99_margin_ms: latencyMargin(goals.ttftP99, row.ttft_p99_ms),
       tpot_p99_margin_ms: latencyMargin(goals.tpotP99, row.tpot_p99_ms),
-      why: row.verdict === 'PASS' ? '' : row.verdict === 'FAIL' ? whyFails(row, goals, confidence) : whyUndecided(row, goals, confidence, margin),
+      why: [row.verdict === 'PASS' ? '' : row.verdict === 'FAIL' ? whyFails(row, goals, confidence) : whyUndecided(row, goals, confidence, margin), unsteadyWarning(row) ?? '']
+        .filter((w) => w !== '')
+        .join('; '),
     };
   });
 }

@@ -8,7 +8,7 @@ import type { CaseSummary } from '../model/summary.js';
 import { goalsInMilliseconds } from '../model/problem.js';
 import type { Problem } from '../model/problem.js';
 import { mapInSlices } from '../slices.js';
-import { protoGridKey, sweepFromObjectInSlices, type GridValue, type Sweep } from '../sweep/spec.js';
+import { protoGridKey, sweepFromObjectInSlices, type GridSize, type GridValue, type Sweep } from '../sweep/spec.js';
 import { pointProblem, runSweep, sweepTraces } from '../sweep/run.js';
 import { traceSummary, type TraceSummary } from '../model/trace.js';
 import { pointVerdict, seedRange, VERDICT_LEVEL } from '../model/verdict.js';
@@ -58,7 +58,38 @@ export function hintMargin(confidence: number): number {
   return (1 - confidence) * MARGIN_SHARE;
 }
 
+/** The sweep a search's request describes: its grid, cases and seeds, as a sweep file states them. */
+export function searchSweep(req: Pick<HintRequest, 'problem' | 'vary' | 'cases' | 'seeds' | 'maxSeeds' | 'engine' | 'seed' | 'confidence'>): Record<string, unknown> {
+  return {
+    problem: req.problem,
+    grid: req.vary,
+    cases: req.cases,
+    seeds: req.seeds,
+    ...(req.maxSeeds === undefined ? {} : { maxSeeds: req.maxSeeds }),
+    engine: req.engine,
+    ...(req.seed === undefined ? {} : { seed: req.seed }),
+    ...(req.confidence === undefined ? {} : { confidence: req.confidence }),
+  };
+}
+
 export async function runHints(request: HintRequest, options: HintOptions = {}): Promise<HintResult> {
+  return searchHints(await planHints(request, options), options);
+}
+
+/** A request read and checked, and its grid's costs: its bad input is refused here, before any simulation. */
+export interface HintPlan {
+  readonly sweep: Sweep;
+  readonly costText: string;
+  readonly cost: (index: number) => number;
+  readonly recheckSeed: number | undefined;
+}
+
+export interface HintPlanOptions extends Pick<HintOptions, 'baseDir' | 'maxInstances'> {
+  /** Called with the grid's size before any point is listed (after the instance limit); throws to refuse it. */
+  readonly checkSize?: (size: GridSize) => void;
+}
+
+export async function planHints(request: HintRequest, options: HintPlanOptions = {}): Promise<HintPlan> {
   const proto = protoGridKey(request, 'vary');
   if (proto !== undefined) throw invalidHintRequest([proto]);
   const parsed = hintRequestSchema.safeParse(request);
@@ -69,16 +100,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const range = seedRange(req.seeds, req.maxSeeds);
   const { maxInstances } = options;
   const sweep = await sweepFromObjectInSlices(
-    {
-      problem: req.problem,
-      grid: req.vary,
-      cases: req.cases,
-      seeds: req.seeds,
-      ...(req.maxSeeds === undefined ? {} : { maxSeeds: req.maxSeeds }),
-      engine: req.engine,
-      ...(req.seed === undefined ? {} : { seed: req.seed }),
-      ...(req.confidence === undefined ? {} : { confidence: req.confidence }),
-    },
+    searchSweep(req),
     // the search runs a small part of the grid: the sweep's limit on the whole would refuse
     // grids it can search
     {
@@ -88,7 +110,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
         // an invalid maxSeeds was refused before the size is checked
         const first = typeof range === 'string' ? size.seeds : range.seeds;
         const instances = size.points * size.cases * first;
-        if (maxInstances === undefined || instances <= maxInstances) return;
+        if (maxInstances === undefined || instances <= maxInstances) return void options.checkSize?.(size);
         throw new ServesimError(
           'SERVESIM_GRID_TOO_LARGE',
           `${size.points.toLocaleString('en')} grid points x ${size.cases} cases x ${first} first seeds = ${instances.toLocaleString('en')} instances, should the search try every point; the limit is ${maxInstances.toLocaleString('en')}: vary fewer values`,
@@ -105,6 +127,13 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const costText = req.cost ?? defaultCost(pricing ? await pointProblems() : [sweep.problem]);
   // a varied profile or replica count changes gpus and dollars_per_hour: worked out from each point's problem
   const cost = costFunction(costText, sweep, parseCost(costText).paths.some(isCostVariable) ? await pointProblems() : undefined);
+  return { sweep, costText, cost, recheckSeed: req.recheckSeed };
+}
+
+/** Searches a plan's grid for its cheapest passing configurations, and re-checks them on fresh seeds. */
+export async function searchHints(plan: HintPlan, options: HintOptions = {}): Promise<HintResult> {
+  const { sweep, costText, cost } = plan;
+  const { maxInstances } = options;
   for (const trace of sweepTraces(sweep)) options.onTrace?.(traceSummary(trace));
   const valuesOf = (index: number): Record<string, GridValue> =>
     Object.fromEntries(sweep.axes.map((axis, a) => [axis.path, sweep.points[index]!.values[a]!]));
@@ -113,6 +142,7 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   let gpuSeconds: number | null = null;
   const reported = new Set<number>();
   let instances = 0;
+  let round = 0;
   const margin = hintMargin(sweep.confidence);
   // the grid points on the sweep's seeds, or (the re-check) on fresh ones: decided, or to the
   // margin; with `firstLook`, only the first look's seeds, verdicts as the procedure gives them there
@@ -127,6 +157,8 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
         if (!report) return;
         reported.add(point.index);
         options.onProgress?.({
+          round,
+          instances,
           evaluated: reported.size,
           gridSize: sweep.points.length,
           values: valuesOf(point.index),
@@ -163,12 +195,15 @@ export async function runHints(request: HintRequest, options: HintOptions = {}):
   const outcome = await searchCheapest({
     axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
     cost,
-    evaluate: (indexes, decide) => (decide || sweep.maxSeeds === sweep.seeds ? run(sweep, indexes, true) : steer(indexes)),
+    evaluate: (indexes, decide) => {
+      round++;
+      return decide || sweep.maxSeeds === sweep.seeds ? run(sweep, indexes, true) : steer(indexes);
+    },
     ...(options.probes === undefined ? {} : { probes: options.probes }),
   });
 
   // the answer on fresh seeds: what was found and the neighbours it was chosen over, as one batch
-  const recheckSeed = req.recheckSeed ?? freshSeed(sweep.baseSeed);
+  const recheckSeed = plan.recheckSeed ?? freshSeed(sweep.baseSeed);
   const rechecked = outcome.found.flatMap((f) => [f.index, ...f.cheaper]);
   const recheck = rechecked.length === 0 ? new Map<number, PointResult>() : await run({ ...sweep, baseSeed: recheckSeed }, [...new Set(rechecked)], false);
 

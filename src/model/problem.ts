@@ -79,8 +79,13 @@ export interface Traffic {
   readonly rate: number;
   /** Measured window, microseconds. */
   readonly duration: number;
-  /** Warm-up before the measured window, microseconds. */
+  /**
+   * Warm-up before the measured window, microseconds. With `warmupAuto`, the most the run may
+   * choose, and what the cases' windows and the limits were checked against.
+   */
   readonly warmup: number;
+  /** `traffic.warmup: auto`: the run chooses each case's warm-up by a pilot (src/run/warmup.ts). */
+  readonly warmupAuto: boolean;
   /** The request trace replayed instead of Poisson arrivals, or null. */
   readonly trace: Trace | null;
   /** How much faster than recorded the trace is replayed (1: as recorded); 1 without a trace. */

@@ -111,4 +111,17 @@ export interface InstanceResult {
   readonly callsPerReplica: Uint32Array;
   /** Events the engine processed: work done, for benchmarks. */
   readonly events: number;
+  /** Warm-up before the measured window, microseconds. */
+  readonly warmupMicros: number;
+  /**
+   * The measured window in equal intervals (the last may end past it), `intervalMicros` each,
+   * by when counted arrivals came: those of each interval that resolved (succeeded or failed
+   * after admission), and the sum of their sojourns, microseconds. The steady-state test's
+   * series (model/steady.ts).
+   */
+  readonly intervalMicros: number;
+  readonly intervalResolved: Uint32Array;
+  readonly intervalSojourn: Float64Array;
+  /** The intervals before the case's first slowdown, failure or burst: those the steady-state test judges. */
+  readonly judgedIntervals: number;
 }

@@ -7,6 +7,7 @@ import type { CaseSummary, ComponentColumn } from './summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
 import { clopperPearson, ratioInterval } from './stats.js';
 import { intervalAlpha, sideOf, verdictOf, type Side } from './verdict.js';
+import { steadyTest } from './steady.js';
 
 /**
  * Slack for comparing rates against goals: a rate and a goal that are equal as decimals may
@@ -59,6 +60,9 @@ const U32_MAX = 0xffffffff;
  *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
  *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
  *   what the seeds measured.
+ * - `steady` tests the measured window for steady state on its intervals, each one's resolved
+ *   arrivals and their sojourns summed over seeds (model/steady.ts, docs/model.md section 1);
+ *   `suggested_warmup_s` is the warm-up that test suggests.
  */
 export function summarize(
   caseName: string,
@@ -118,6 +122,12 @@ export class CaseSeeds {
   private readonly ttftOver: OverGoal;
   private readonly tpotOver: OverGoal;
   private readonly loads = new Map<ComponentName, { busy: number; capacity: number; rejected: number; timedOut: number }>();
+  // the measured window's intervals, pooled over seeds, for the steady-state test (steady.ts)
+  private warmupMicros = 0;
+  private intervalMicros = 0;
+  private judgedIntervals = 0;
+  private intervalResolved = new Float64Array(0);
+  private intervalSojourn = new Float64Array(0);
   private readonly queues = new Map<ComponentName, { waits: Pooled; reached: number; waited: number }>();
 
   constructor(private readonly goals: Goals) {
@@ -159,7 +169,18 @@ export class CaseSeeds {
       top = Math.max(top, c);
     }
     this.topCalls += top;
-    if (this.seeds === 1) this.gpuReplicas = r.callsPerReplica.length;
+    if (this.seeds === 1) {
+      this.gpuReplicas = r.callsPerReplica.length;
+      this.warmupMicros = r.warmupMicros;
+      this.intervalMicros = r.intervalMicros;
+      this.judgedIntervals = r.judgedIntervals;
+      this.intervalResolved = new Float64Array(r.intervalResolved.length);
+      this.intervalSojourn = new Float64Array(r.intervalSojourn.length);
+    }
+    for (let k = 0; k < r.intervalResolved.length; k++) {
+      this.intervalResolved[k]! += r.intervalResolved[k]!;
+      this.intervalSojourn[k]! += r.intervalSojourn[k]!;
+    }
     this.hasCalls ||= r.components.gpu !== undefined;
     this.addComponents(r);
 
@@ -306,10 +327,18 @@ export class CaseSeeds {
       gpus: configuration.gpus,
       gpu_replicas: gpuReplicas > 0 ? gpuReplicas : Number.NaN,
       dollars_per_hour: configuration.dollarsPerHour,
+      ...this.steadyColumns(),
       ...this.componentColumns(),
       overloaded_seeds: overloadedSeeds,
       overload_reason: overloadReason(overloads, seeds),
     };
+  }
+
+  /** The warm-up, and whether the window is in steady state by its pooled intervals (steady.ts). */
+  private steadyColumns(): Pick<CaseSummary, 'warmup_s' | 'steady' | 'suggested_warmup_s'> {
+    const test = steadyTest(this.intervalResolved, this.intervalSojourn, this.judgedIntervals);
+    const suggested = test.steady ? this.warmupMicros : Math.ceil((this.warmupMicros + test.truncated * this.intervalMicros) / 1e6) * 1e6;
+    return { warmup_s: this.warmupMicros / 1e6, steady: test.steady, suggested_warmup_s: suggested / 1e6 };
   }
 
   /** The per-component columns; NaN for a component the design lacks. */

@@ -78,6 +78,9 @@ const HEAD = {
   gpus: count('GPUs the configuration uses: GPU replicas x the profile\'s tensor-parallel degree'),
   gpu_replicas: count('GPU replicas of the configuration (null without GPUs): top_replica_share against 1 / gpu_replicas shows imbalance'),
   dollars_per_hour: number('what those GPUs cost an hour: gpus x gpu.pricePerHour (null without a price)'),
+  warmup_s: number('the warm-up before the measured window, seconds: traffic.warmup, or what traffic.warmup: auto chose for this case'),
+  steady: { kind: 'boolean', meaning: "whether the measured window is in steady state: false when its start (what MSER truncates, over the intervals before the case's first slowdown, failure or burst) moves the mean sojourn by more than 3 standard errors and 5% (docs/model.md section 1); its row is then biased by the start-up" },
+  suggested_warmup_s: number("the warm-up the steady-state test suggests: warmup_s plus MSER's truncation point, rounded up to whole seconds (warmup_s when steady); at least that when the truncation reached the middle of the judged intervals"),
 } as const satisfies Record<string, Column>;
 
 /** The per-component columns' meanings, by suffix; NaN where the design lacks the component. */
@@ -138,6 +141,9 @@ export const INTEGER_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('count');
 
 /** Text columns: `case` (a dictionary in Arrow), `verdict`, `undecided`, `missed`, `longest_queue_at`, `overload_reason`. */
 export const TEXT_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('text');
+
+/** Boolean columns: `passes`, `steady`. */
+export const BOOLEAN_COLUMNS: ReadonlySet<keyof CaseSummary> = ofKind('boolean');
 
 /**
  * How a component's load is measured: the GPU's by its batches' occupancy or its KV in use,

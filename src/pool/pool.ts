@@ -1,10 +1,11 @@
 /**
  * The CPU pool: instances spread over worker threads (Piscina), each slice run by the
- * reference engine, so the pool's records equal the reference engine's bit for bit.
+ * reference engine, so the pool's records equal the reference engine's bit for bit. A pool of
+ * one thread may run its slices on the calling thread instead (`here`).
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { batchInstances, singleRun, type EngineBatch } from '../engine/batch.js';
 import type { EngineConfig } from '../engine/compile.js';
 import { ServesimError } from '../errors.js';
@@ -30,13 +31,30 @@ export function defaultPoolThreads(): number {
   return availableParallelism();
 }
 
+export interface PoolOptions {
+  /**
+   * With one thread, run the slices on the calling thread, between turns of its event loop,
+   * rather than in a worker: no worker to start, nor the engine's modules to load a second
+   * time (docs/architecture.md, "A run's time"). For a command whose event loop only reports
+   * progress and hears signals; a server's must answer while a slice runs.
+   */
+  readonly here?: boolean;
+}
+
+/** Longest a slice run here holds the event loop before giving it a turn (progress, Ctrl-C). */
+const TURN_MS = 20;
+
 export class SimulationPool {
   readonly threads: number;
-  private readonly piscina: Piscina;
+  /** Null when the slices run on this thread. */
+  private readonly piscina: Promise<Piscina> | null;
+  private closed = false;
 
-  constructor(threads = defaultPoolThreads()) {
+  constructor(threads = defaultPoolThreads(), options: PoolOptions = {}) {
     this.threads = Math.max(1, threads);
-    this.piscina = new Piscina({ filename: workerFile(), minThreads: this.threads, maxThreads: this.threads, idleTimeout: 30_000 });
+    this.piscina = this.threads === 1 && options.here === true
+      ? null
+      : import('piscina').then(({ Piscina }) => new Piscina({ filename: workerFile(), minThreads: this.threads, maxThreads: this.threads, idleTimeout: 30_000 }));
   }
 
   /**
@@ -86,10 +104,11 @@ export class SimulationPool {
       const onAbort = (): void => finish(cancelled());
       options.signal?.addEventListener('abort', onAbort, { once: true });
       const pump = (): void => {
-        while (!over && running < this.threads * 2 && next < tasks.length) {
+        // two slices a worker, so none waits for its next; here, one at a time
+        while (!over && running < (this.piscina === null ? 1 : this.threads * 2) && next < tasks.length) {
           const { run, start, task } = tasks[next++]!;
           running++;
-          this.piscina.run(task).then(
+          this.runSlice(task, () => over).then(
             (result: SliceResult) => {
               running--;
               if (over) return;
@@ -121,7 +140,28 @@ export class SimulationPool {
     });
   }
 
+  /** One slice's records: from a worker, or run here instance by instance (`over`: its batch has ended, drop it). */
+  private async runSlice(task: SliceTask, over: () => boolean): Promise<SliceResult> {
+    if (this.piscina !== null) return (await this.piscina).run(task) as Promise<SliceResult>;
+    const { runReference } = await import('../engine/reference.js');
+    const { config } = task;
+    const out = new Uint32Array(task.count * config.resultWords);
+    let turn = performance.now();
+    for (let i = 0; i < task.count; i++) {
+      if (performance.now() - turn > TURN_MS) {
+        await new Promise(setImmediate);
+        turn = performance.now();
+      }
+      if (this.closed) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
+      // its batch ended (cancelled, or another slice failed): these records are dropped
+      if (over()) return out;
+      out.set(runReference(config, task.seed, task.first + i, 1), i * config.resultWords);
+    }
+    return out;
+  }
+
   async close(): Promise<void> {
-    await this.piscina.destroy();
+    this.closed = true;
+    await (await this.piscina)?.destroy();
   }
 }

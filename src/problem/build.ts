@@ -30,6 +30,22 @@ const DEFAULT_WARMUP: Readonly<Record<Kind, number>> = {
   job: 10_000_000,
 };
 
+/** The least room `traffic.warmup: auto` needs: a warm-up shorter than a second is none. */
+const AUTO_WARMUP_LEAST = 1_000_000;
+
+/**
+ * The longest warm-up `traffic.warmup: auto` may choose, in whole seconds: LIMITS.autoWarmupMicros,
+ * or less where the horizon, the arrivals an instance may simulate at `callRate` model calls (or
+ * arrivals) a second, or a trace's replayed length (`traceMicros`) leave less room beside the
+ * measured window. The cases' limits are checked at it, so every warm-up the run may choose is inside them.
+ */
+function autoWarmupMost(duration: number, timeout: number, callRate: number, kind: Kind, traceMicros: number | null): number {
+  // the pilot and the longest run each cover the most and the measured window together
+  const window = Math.min(LIMITS.horizonMicros - 1 - timeout, (LIMITS.maxArrivals[kind] / callRate) * 1e6, traceMicros ?? Infinity);
+  const most = Math.min(LIMITS.autoWarmupMicros, window - duration);
+  return Math.max(0, Math.floor(most / 1e6) * 1e6);
+}
+
 /**
  * Missing and unwanted components, judged on the raw file so they are reported together with
  * the field errors rather than one round later; what a trace (traffic.trace) rules in and out;
@@ -305,10 +321,20 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
   }
   // with a trace, its mean rate at the replay's speed: for the limits and for display
   const rate = trace === null ? file.traffic.rate! : (trace.requests / (span / 1e6)) * rateScale;
-  const warmup = file.traffic.warmup ?? DEFAULT_WARMUP[kind];
   const duration = file.traffic.duration;
-
   const timeout = file.app?.timeout ?? file.server?.timeout ?? 0;
+  const callsPerArrival = kind === 'task' ? (file.orchestrator?.steps ?? 1) : 1;
+  const warmupAuto = file.traffic.warmup === 'auto';
+  const warmup = file.traffic.warmup === 'auto' ? autoWarmupMost(duration, timeout, rate * callsPerArrival, kind, trace === null ? null : span / rateScale) : (file.traffic.warmup ?? DEFAULT_WARMUP[kind]);
+  if (warmupAuto && warmup < AUTO_WARMUP_LEAST) {
+    issues.push({
+      path: 'traffic.warmup',
+      message: `auto has no room for a warm-up: with traffic.duration ${formatDuration(duration)}, the limits (${HORIZON_TEXT} of simulated time, ${LIMITS.maxArrivals[kind].toLocaleString('en')} ${kind === 'task' ? 'model calls' : 'arrivals'} an instance${trace === null ? '' : ', the trace\'s length'}) leave less than ${formatDuration(AUTO_WARMUP_LEAST)}: give a warm-up, or shorten traffic.duration`,
+      from: ['traffic.duration'],
+    });
+    return { issues };
+  }
+
   const horizon = warmup + duration + timeout;
   if (horizon >= LIMITS.horizonMicros) {
     const deadline = file.app !== undefined ? 'app.timeout' : 'server.timeout';
@@ -334,7 +360,8 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
     dependency: kind === 'job' ? 'server' : 'gpu',
     killTarget: killTargetOf(replicas),
     kind,
-    callsPerArrival: kind === 'task' ? (file.orchestrator?.steps ?? 1) : 1,
+    callsPerArrival,
+    warmupAuto,
     longest: longestTimes(file, floored.gpu),
   };
   const built = buildCases(file, ctx, casesGiven);
@@ -352,7 +379,7 @@ export function buildProblem(file: ProblemFile, casesGiven: boolean, trace: Trac
     },
     confidence: file.confidence,
     seed: file.seed,
-    traffic: { rate, duration, warmup, trace, rateScale },
+    traffic: { rate, duration, warmup, warmupAuto, trace, rateScale },
     workload: workloadOf(file),
     lb: file.lb ?? null,
     app: file.app ?? null,

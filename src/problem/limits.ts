@@ -23,6 +23,13 @@ export const LIMITS = {
   minWindowMicros: 1_000_000,
   /** warmup + duration + timeout must stay under this: engines keep time in u32 microseconds. */
   horizonMicros: 4_000_000_000,
+  /**
+   * The longest warm-up `traffic.warmup: auto` may choose. Its pilot runs each case for this and
+   * the measured window together from an empty system (src/run/warmup.ts), so this bounds what
+   * the pilot costs: five minutes clears a start-up backlog that a 10s warm-up leaves draining
+   * for minutes (a cold KV cache under load), at a few seconds of CPU a pilot seed.
+   */
+  autoWarmupMicros: 300_000_000,
   /** GPU replicas: the kernels keep per-replica state in fixed arrays. */
   gpuReplicas: 64,
   /** Sequences in one GPU batch. */

@@ -31,6 +31,8 @@ export interface CaseContext {
   /** The workload's kind, and the model calls one arrival makes (a task's steps, else 1). */
   readonly kind: keyof typeof LIMITS.maxArrivals;
   readonly callsPerArrival: number;
+  /** `traffic.warmup: auto`: `warmup` is the most the run may choose. */
+  readonly warmupAuto: boolean;
   /** The longest time a slowdown of each target can stretch, microseconds. */
   readonly longest: ReadonlyMap<Target, number>;
 }
@@ -173,7 +175,7 @@ class CaseBuilder {
     } else if (calls > limit) {
       this.issue(
         where,
-        `case ${name} simulates ${round(calls)} ${what} per instance, warm-up included, over the limit of ${limit.toLocaleString('en')} for ${kind} workloads (a few seconds of CPU each)`,
+        `case ${name} simulates ${round(calls)} ${what} per instance, warm-up included${this.ctx.warmupAuto ? ` (the ${formatDuration(warmup)} traffic.warmup: auto may choose)` : ''}, over the limit of ${limit.toLocaleString('en')} for ${kind} workloads (a few seconds of CPU each)`,
         ['traffic.duration', 'traffic.warmup', ...(callsPerArrival === 1 ? [] : ['orchestrator.steps'])],
       );
     }
@@ -261,6 +263,26 @@ export function buildCases(
     }
   }
   return { cases, issues: b.issues };
+}
+
+/**
+ * The problem with another warm-up: its cases' windows, held from the start of the run, move
+ * with the measured window. The run's choice of `traffic.warmup: auto` (src/run/warmup.ts), at
+ * most the warm-up the problem was checked at, so every limit still holds.
+ */
+export function withWarmup(problem: Problem, warmup: number): Problem {
+  const shift = warmup - problem.traffic.warmup;
+  const moved = <W extends { readonly from: number; readonly to: number }>(w: W): W => ({ ...w, from: w.from + shift, to: w.to + shift });
+  return {
+    ...problem,
+    traffic: { ...problem.traffic, warmup, warmupAuto: false },
+    cases: problem.cases.map((c) => ({
+      ...c,
+      burst: c.burst === null ? null : moved(c.burst),
+      slowdown: c.slowdown === null ? null : moved(c.slowdown),
+      failures: c.failures.map(moved),
+    })),
+  };
 }
 
 /**

@@ -93,35 +93,46 @@ const MAX_TP = 64;
 /** Dollars per GPU-hour: list prices are a few dollars, so a thousand is a typo (cents, or a node's price). */
 const MAX_PRICE_PER_HOUR = 1000;
 
+/** A duration's microseconds under `rule`, or z.NEVER with the issue in ctx (`or` ends a message that the input is no duration). */
+function durationValue(input: string | number, rule: DurationRule, ctx: z.RefinementCtx, or = ''): number {
+  const r = parseDuration(input);
+  if (!r.ok) {
+    ctx.addIssue({ code: 'custom', message: `${r.message}${or}`, input });
+    return z.NEVER;
+  }
+  if (rule.positive === true && r.value === 0) {
+    ctx.addIssue({ code: 'custom', message: 'must be longer than 0', input });
+    return z.NEVER;
+  }
+  if (rule.min !== undefined && r.value < rule.min.micros) {
+    ctx.addIssue({ code: 'custom', message: `must be at least ${formatDuration(rule.min.micros)} (${rule.min.why})`, input });
+    return z.NEVER;
+  }
+  const max = rule.max ?? HORIZON_MAX;
+  if (r.value > max.micros) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${formatDuration(max.micros)} (${max.why})`, input });
+    return z.NEVER;
+  }
+  return r.value;
+}
+
 /** A duration with a unit ('250ms', '30s') as integer microseconds. */
 export function duration(rule: DurationRule = {}) {
   const s = z
     .union([z.string(), z.number()], { error: 'must be a duration with a unit, e.g. 30s or 250ms' })
-    .transform((input, ctx) => {
-      const r = parseDuration(input);
-      if (!r.ok) {
-        ctx.addIssue({ code: 'custom', message: r.message, input });
-        return z.NEVER;
-      }
-      if (rule.positive === true && r.value === 0) {
-        ctx.addIssue({ code: 'custom', message: 'must be longer than 0', input });
-        return z.NEVER;
-      }
-      if (rule.min !== undefined && r.value < rule.min.micros) {
-        ctx.addIssue({ code: 'custom', message: `must be at least ${formatDuration(rule.min.micros)} (${rule.min.why})`, input });
-        return z.NEVER;
-      }
-      const max = rule.max ?? HORIZON_MAX;
-      if (r.value > max.micros) {
-        ctx.addIssue({ code: 'custom', message: `must be at most ${formatDuration(max.micros)} (${max.why})`, input });
-        return z.NEVER;
-      }
-      return r.value;
-    });
+    .transform((input, ctx) => durationValue(input, rule, ctx));
   const json: Record<string, unknown> = rule.positive === true
     ? { type: 'string', pattern: DURATION_PATTERN }
     : { anyOf: [{ type: 'string', pattern: DURATION_PATTERN }, { const: 0 }] };
   return hinted(s, json, rule.description);
+}
+
+/** traffic.warmup: a duration, or 'auto' (the run chooses it: docs/model.md section 1). */
+function warmupDuration(description: string) {
+  const s = z
+    .union([z.string(), z.number()], { error: 'must be a duration with a unit, e.g. 30s or 250ms, or auto' })
+    .transform((input, ctx) => (input === 'auto' ? ('auto' as const) : durationValue(input, {}, ctx, ', or auto')));
+  return hinted(s, { anyOf: [{ const: 'auto' }, { type: 'string', pattern: DURATION_PATTERN }, { const: 0 }] }, description);
 }
 
 interface FractionRule {
@@ -288,9 +299,9 @@ const traffic = z.strictObject({
     min: { micros: LIMITS.minWindowMicros, why: "the cases act on the measured window's thirds" },
     description: 'Length of the measured window, e.g. 30s.',
   }),
-  warmup: duration({
-    description: 'Traffic before the measured window, not counted. Default 10s (request, job) or 30s (task).',
-  }).optional(),
+  warmup: warmupDuration(
+    "Traffic before the measured window, not counted. Default 10s (request, job) or 30s (task). 'auto': each case's warm-up is the steady-state test's truncation point on a pilot run (docs/model.md section 1).",
+  ).optional(),
 });
 
 // either Poisson arrivals or a trace; rateScale scales only a trace

@@ -448,7 +448,7 @@ export function hintPoints(axes: readonly ReportAxis[], hint: HintResult): (numb
   });
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -19,10 +19,19 @@ import type { EngineChoice, EngineUsed } from './types.js';
 let sharedPool: SimulationPool | undefined;
 let sharedGpu: Promise<GpuContext> | undefined;
 let crossovers: CrossoverTable | undefined;
+let poolHere = false;
+
+/**
+ * Lets the pool, when it has one thread, run on this one (PoolOptions.here): for a command that
+ * runs its work and exits, not a server. Before the pool's first use.
+ */
+export function poolOnThisThread(): void {
+  poolHere = true;
+}
 
 /** One pool per process, started on first use and closed by `closeEngines`. */
 export function pool(): SimulationPool {
-  sharedPool ??= new SimulationPool();
+  sharedPool ??= new SimulationPool(defaultPoolThreads(), { here: poolHere });
   return sharedPool;
 }
 

@@ -79,6 +79,16 @@ function passProbability(row: CaseSummary): string {
   return `${fixed(row.pass_probability, 2)} (${fixed(row.pass_probability_lo, 2)}-${fixed(row.pass_probability_hi, 2)})`;
 }
 
+/**
+ * Only in tables with a row whose window is not in steady state, or whose cases' warm-ups differ
+ * (traffic.warmup: auto): each case's warm-up, and the one the steady-state test suggests.
+ */
+const WARMUP_COLUMN: TableColumn = {
+  title: 'warm-up s',
+  align: 'left',
+  cell: (r) => (r.steady !== false ? trimNumber(r.warmup_s) : `${trimNumber(r.warmup_s)}: not steady, try ${trimNumber(r.suggested_warmup_s)}`),
+};
+
 /** Only in tables with an overloaded row: its unserved requests, and the reason it fails. */
 const OVERLOAD_COLUMNS: readonly TableColumn[] = [
   { title: 'overloaded', align: 'right', cell: (r) => count(r.overloaded) },
@@ -122,8 +132,9 @@ export function formatTable(
   const tokens = rows.some((r) => Number.isFinite(r.ttft_p99_ms)) ? TOKEN_COLUMNS : [];
   const gpu = rows.some((r) => Number.isFinite(r.batch_occupancy)) ? GPU_COLUMNS : [];
   const overloads = rows.some((r) => r.overloaded_seeds > 0) ? OVERLOAD_COLUMNS : [];
+  const warmups = rows.some((r) => r.steady === false || !Object.is(r.warmup_s, rows[0]!.warmup_s)) ? [WARMUP_COLUMN] : [];
   // the seeds after the result, the token columns after p99_all
-  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu, ...overloads];
+  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu, ...overloads, ...warmups];
   const cells = rows.map((row) => columns.map((c) => c.cell(row)));
   const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),
@@ -256,4 +267,16 @@ function width(text: string): number {
 function pad(text: string, w: number, align: 'left' | 'right'): string {
   const fill = ' '.repeat(Math.max(0, w - width(text)));
   return align === 'left' ? text + fill : fill + text;
+}
+
+/**
+ * "as-given: measured window not in steady state after a 10 s warm-up, its start-up biases the
+ * row: the steady-state test suggests traffic.warmup of 130s or more (or auto)"; null for a
+ * steady row. The CLI's warning line and the hint's explanation.
+ */
+export function unsteadyWarning(row: Pick<CaseSummary, 'case' | 'steady' | 'warmup_s' | 'suggested_warmup_s'>): string | null {
+  // strictly false: a row read back from an older results file lacks the column
+  if (row.steady !== false) return null;
+  return `${row.case}: measured window not in steady state after a ${row.warmup_s} s warm-up, its start-up biases the row: ` +
+    `the steady-state test suggests traffic.warmup of ${row.suggested_warmup_s}s or more (or auto)`;
 }

@@ -9,6 +9,8 @@ import type { Problem, Scenario } from '../model/problem.js';
 import { CaseSeeds, configurationCost } from '../model/summarize.js';
 import type { CaseSummary } from '../model/summary.js';
 import { selectCases } from '../problem/parse.js';
+import { withWarmup } from '../problem/scenarios.js';
+import { pilotConfig, pilotWarmup, PILOT_SEEDS } from './warmup.js';
 import { GpuWindows, runItems, type BatchUsed, type WorkItem } from './batches.js';
 import { decodeResult } from '../engine/result.js';
 import type { InstanceResult } from '../model/result.js';
@@ -64,6 +66,8 @@ export interface PointsRunOptions<P> {
    * src/hint/search.ts): its row is then final at this look.
    */
   readonly enough?: (row: CaseSummary, confidence: number, point: P) => boolean;
+  /** The cases a point runs, of the spec's (a capacity probe leaves out those it has shown passing under more load); default all. */
+  readonly casesOf?: (point: P) => readonly string[];
   /**
    * A configuration's seeds as they come, decoded, before its verdict looks at them (per-seed
    * records, src/run/seed-records.ts); without it no seed's record outlives its summing.
@@ -143,14 +147,30 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
       await slice.pause();
       try {
         const problem = problemOf(point);
-        const cases = selectCases(problem, spec.caseNames);
-        const compiled = cases.map((scenario) => compile(problem, scenario));
-        compiled.forEach((config, k) => configs.push({ p: chunk.length, k, config, seeds: new CaseSeeds(problem.goals), row: undefined }));
+        const cases = selectCases(problem, options.casesOf?.(point) ?? spec.caseNames);
         chunk.push({ point, problem, cases });
       } catch (err) {
         fail(err);
         break;
       }
+    }
+    try {
+      const warmups = await autoWarmups(chunk, spec, stop.signal, gpuWindows, (used) => {
+        batches.push(used);
+        options.onBatch?.(used);
+      });
+      for (const [p, { problem, cases }] of chunk.entries()) {
+        await slice.pause();
+        cases.forEach((scenario, k) => {
+          // with traffic.warmup: auto, the case's own warm-up moves its windows
+          const run = problem.traffic.warmupAuto ? withWarmup(problem, warmups[p]![k]!) : problem;
+          const config = compile(run, run.cases.find((c) => c.name === scenario.name)!);
+          configs.push({ p, k, config, seeds: new CaseSeeds(problem.goals), row: undefined });
+        });
+      }
+    } catch (err) {
+      if (!(stop.signal.aborted || (err instanceof ServesimError && err.code === 'SERVESIM_CANCELLED'))) fail(err);
+      break;
     }
     const rows = chunk.map((c) => new Array<CaseSummary>(c.cases.length));
     const left = chunk.map((c) => c.cases.length);
@@ -226,6 +246,33 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
   }
   options.signal?.removeEventListener('abort', abort);
   return { batches, error };
+}
+
+/**
+ * Each case's warm-up, by point (traffic.warmup for a problem that gives it): the pilots of the
+ * cases of problems with `traffic.warmup: auto` run first, as batches of their own (src/run/warmup.ts).
+ */
+async function autoWarmups(
+  chunk: readonly { readonly problem: Problem; readonly cases: readonly Scenario[] }[],
+  spec: PointsSpec,
+  signal: AbortSignal,
+  gpuWindows: GpuWindows,
+  onBatch: (used: BatchUsed) => void,
+): Promise<number[][]> {
+  const warmups = chunk.map(({ problem, cases }) => cases.map(() => problem.traffic.warmup));
+  const pilots = chunk.flatMap(({ problem, cases }, p) => (problem.traffic.warmupAuto ? cases.map((scenario, k) => ({ p, k, config: pilotConfig(problem, scenario) })) : []));
+  if (pilots.length === 0) return warmups;
+  await runItems(pilots.map(({ config }) => ({ config, seed: spec.baseSeed, seeds: PILOT_SEEDS })), {
+    engine: spec.engine,
+    signal,
+    gpuWindows,
+    onBatch,
+    onItem: (i, records) => {
+      const { p, k, config } = pilots[i]!;
+      warmups[p]![k] = pilotWarmup(chunk[p]!.problem, decodeRecords(config, records));
+    },
+  });
+  return warmups;
 }
 
 /** Arrivals the instances of a point's cases simulate, one instance each, warm-up included (a rate for the progress bar). */

@@ -16,6 +16,8 @@ export type ServiceErrorCode =
   | 'SERVESIM_BUSY'
   | 'SERVESIM_NOT_FOUND'
   | 'SERVESIM_JOB_NOT_FINISHED'
+  // a search job that ended without a result (failed, or a hint cancelled), or a hint job's report
+  | 'SERVESIM_JOB_NO_RESULT'
   | 'SERVESIM_NOT_ACCEPTABLE';
 
 export class ServiceError extends Error {

@@ -1,6 +1,7 @@
 /**
- * Background sweeps (POST /v1/jobs): each job waits for an engine slot, runs, and keeps every
- * point it finished, whatever way it ends. Finished jobs stay in memory for their results,
+ * Background jobs: sweeps (POST /v1/jobs) and searches (POST /v1/jobs/hints, /v1/jobs/capacity).
+ * Each job waits for an engine slot, runs, and keeps what it finished (a sweep's points, a
+ * capacity search's settled designs), whatever way it ends. Finished jobs stay in memory for their results,
  * the oldest dropped beyond a bound; jobs still queued or running are bounded too.
  */
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,8 @@ import type { SweepRunner } from './streaming-run.js';
 
 export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 export type FinalState = Extract<JobState, 'done' | 'failed' | 'cancelled'>;
+/** What a job runs: a sweep, a hint search or a capacity search. */
+export type JobKind = 'sweep' | 'hint' | 'capacity';
 
 export interface JobLinks {
   readonly self: string;
@@ -20,20 +23,36 @@ export interface JobLinks {
   readonly result: string;
 }
 
-export interface JobStatus {
+interface JobStatusBase {
   readonly id: string;
+  readonly kind: JobKind;
   readonly status: JobState;
-  readonly sweep: { readonly id: string; readonly title: string; readonly problem: string };
   readonly createdAt: string;
   readonly startedAt: string | null;
   readonly finishedAt: string | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly links: JobLinks;
+}
+
+export interface SweepJobStatus extends JobStatusBase {
+  readonly kind: 'sweep';
+  readonly sweep: { readonly id: string; readonly title: string; readonly problem: string };
   readonly points: { readonly done: number; readonly total: number };
   readonly instances: { readonly done: number; readonly total: number };
   /** Indices of the grid points not finished (yet). */
   readonly unfinished: readonly number[];
-  readonly error: { readonly code: string; readonly message: string } | null;
-  readonly links: JobLinks;
 }
+
+export interface SearchJobStatus<P = unknown> extends JobStatusBase {
+  readonly kind: 'hint' | 'capacity';
+  readonly problem: { readonly id: string; readonly title: string };
+  /** Grid points (configurations, designs) the search may look at. */
+  readonly designs: number;
+  /** The search's last progress event; null before its first. */
+  readonly progress: P | null;
+}
+
+export type JobStatus = SweepJobStatus | SearchJobStatus;
 
 export interface JobProgress {
   readonly pointsDone: number;
@@ -44,7 +63,8 @@ export interface JobProgress {
   readonly point: { readonly index: number; readonly values: Readonly<Record<string, number | string>> };
 }
 
-export type JobEvent = { readonly event: 'progress'; readonly data: JobProgress } | { readonly event: FinalState; readonly data: JobStatus };
+/** `progress`: a sweep's JobProgress, or a search's own progress (HintJobProgress, CapacityProgress). */
+export type JobEvent = { readonly event: 'progress'; readonly data: unknown } | { readonly event: FinalState; readonly data: JobStatus };
 
 function jobLinks(id: string): JobLinks {
   const self = `/v1/jobs/${id}`;
@@ -71,28 +91,21 @@ export interface JobDispatcher {
   detach(): void;
 }
 
-export class Job {
+/** A job's life, whatever it runs: its states, its listeners, its final event. */
+abstract class JobBase {
+  abstract readonly kind: JobKind;
   readonly id: string;
   readonly createdAt: Date;
   readonly controller = new AbortController();
-  readonly sweep: Sweep;
   state: JobState = 'queued';
   /** Resolves when the job reaches a final state. */
   settled: Promise<void> = Promise.resolve();
   private startedAt: Date | null = null;
   private finishedAt: Date | null = null;
-  private readonly batches: BatchUsed[] = [];
-  private readonly rows: SweepRow[] = [];
-  private readonly finished = new Set<number>();
-  private instancesDone = 0;
-  /** Instances of the finished points (each row says the seeds its configuration took). */
-  private instancesFinished = 0;
-  private instancesPlanned = 0;
-  private error: (Error & { code?: unknown }) | null = null;
+  protected error: (Error & { code?: unknown }) | null = null;
   private readonly listeners = new Set<(event: JobEvent) => void>();
 
-  constructor(sweep: Sweep, id: string = randomUUID(), createdAt = new Date()) {
-    this.sweep = sweep;
+  constructor(id: string, createdAt: Date) {
     this.id = id;
     this.createdAt = createdAt;
   }
@@ -107,21 +120,68 @@ export class Job {
     return () => void this.listeners.delete(listener);
   }
 
-  status(): JobStatus {
-    const total = this.sweep.points.length;
-    const done = this.isFinal ? this.instancesFinished : this.instancesDone;
+  abstract status(): JobStatus;
+
+  start(): void {
+    this.state = 'running';
+    this.startedAt = new Date();
+  }
+
+  settle(state: FinalState, error: Error | null): void {
+    this.state = state;
+    this.error = error;
+    this.finishedAt = new Date();
+    this.emit({ event: state, data: this.status() });
+    this.listeners.clear();
+  }
+
+  protected baseStatus(): Omit<JobStatusBase, 'kind'> {
     return {
       id: this.id,
       status: this.state,
-      sweep: { id: this.sweep.id, title: this.sweep.title, problem: this.sweep.problem.id },
       createdAt: this.createdAt.toISOString(),
       startedAt: this.startedAt?.toISOString() ?? null,
       finishedAt: this.finishedAt?.toISOString() ?? null,
+      error: this.error === null ? null : { code: typeof this.error.code === 'string' ? this.error.code : 'SERVESIM_INTERNAL', message: publicMessage(this.error) },
+      links: jobLinks(this.id),
+    };
+  }
+
+  protected emit(event: JobEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}
+
+/** A background sweep. */
+export class Job extends JobBase {
+  readonly kind = 'sweep' as const;
+  readonly sweep: Sweep;
+  private readonly batches: BatchUsed[] = [];
+  private readonly rows: SweepRow[] = [];
+  private readonly finished = new Set<number>();
+  private instancesDone = 0;
+  /** Instances of the finished points (each row says the seeds its configuration took). */
+  private instancesFinished = 0;
+  private instancesPlanned = 0;
+
+  constructor(sweep: Sweep, id: string = randomUUID(), createdAt = new Date()) {
+    super(id, createdAt);
+    this.sweep = sweep;
+  }
+
+  status(): SweepJobStatus {
+    const total = this.sweep.points.length;
+    const done = this.isFinal ? this.instancesFinished : this.instancesDone;
+    const { id, status, ...rest } = this.baseStatus();
+    return {
+      id,
+      kind: this.kind,
+      status,
+      sweep: { id: this.sweep.id, title: this.sweep.title, problem: this.sweep.problem.id },
       points: { done: this.finished.size, total },
       instances: { done, total: this.instancesTotal(done) },
       unfinished: this.unfinished(),
-      error: this.error === null ? null : { code: typeof this.error.code === 'string' ? this.error.code : 'SERVESIM_INTERNAL', message: publicMessage(this.error) },
-      links: jobLinks(this.id),
+      ...rest,
     };
   }
 
@@ -136,11 +196,6 @@ export class Job {
       error: this.error,
       meta: sweepMeta(this.sweep, [...this.batches], this.createdAt.toISOString()),
     };
-  }
-
-  start(): void {
-    this.state = 'running';
-    this.startedAt = new Date();
   }
 
   addBatch(used: BatchUsed): void {
@@ -166,20 +221,8 @@ export class Job {
         instancesDone: this.instancesFinished,
         instancesTotal: this.instancesTotal(this.instancesFinished),
         point: { index: point.index, values: Object.fromEntries(this.sweep.axes.map((a, i) => [a.path, point.values[i]!])) },
-      },
+      } satisfies JobProgress,
     });
-  }
-
-  settle(state: FinalState, error: Error | null): void {
-    this.state = state;
-    this.error = error;
-    this.finishedAt = new Date();
-    this.emit({ event: state, data: this.status() });
-    this.listeners.clear();
-  }
-
-  private emit(event: JobEvent): void {
-    for (const listener of this.listeners) listener(event);
   }
 
   /**
@@ -195,6 +238,58 @@ export class Job {
   }
 }
 
+/** A search a job runs, checked before the job is made (src/hint, src/capacity). */
+export interface Search<R, P> {
+  readonly kind: 'hint' | 'capacity';
+  readonly problem: { readonly id: string; readonly title: string };
+  readonly designs: number;
+  /**
+   * Runs the search to its result. When `signal` aborts (the job is cancelled) it either
+   * rejects, or resolves with what it had found by then, which the cancelled job keeps.
+   */
+  readonly run: (signal: AbortSignal, onProgress: (progress: P) => void) => Promise<R>;
+}
+
+/** A background hint or capacity search: its progress as it goes, then its result. */
+export class SearchJob<R = unknown, P = unknown> extends JobBase {
+  readonly kind: 'hint' | 'capacity';
+  private readonly search: Search<R, P>;
+  private progress: P | null = null;
+  private answer: R | null = null;
+
+  constructor(search: Search<R, P>) {
+    super(randomUUID(), new Date());
+    this.kind = search.kind;
+    this.search = search;
+  }
+
+  /** The search's result: whole when done, what a cancelled search kept, null when there is none. */
+  get result(): R | null {
+    return this.answer;
+  }
+
+  status(): SearchJobStatus<P> {
+    const { id, status, ...rest } = this.baseStatus();
+    return { id, kind: this.kind, status, problem: this.search.problem, designs: this.search.designs, progress: this.progress, ...rest };
+  }
+
+  /** Runs the search; resolves to how the job ends. */
+  async work(signal: AbortSignal): Promise<{ state: FinalState; error: Error | null }> {
+    try {
+      this.answer = await this.search.run(signal, (progress) => {
+        this.progress = progress;
+        this.emit({ event: 'progress', data: progress });
+      });
+      return { state: signal.aborted ? 'cancelled' : 'done', error: null };
+    } catch (err) {
+      if (signal.aborted) return { state: 'cancelled', error: null };
+      return { state: 'failed', error: err instanceof Error ? err : new Error(String(err)) };
+    }
+  }
+}
+
+export type AnyJob = Job | SearchJob;
+
 export interface JobRegistryOptions {
   readonly slots: Slots;
   readonly run: SweepRunner;
@@ -208,7 +303,7 @@ export interface JobRegistryOptions {
 }
 
 export class JobRegistry {
-  private readonly jobs = new Map<string, Job>();
+  private readonly jobs = new Map<string, AnyJob>();
   private readonly options: JobRegistryOptions;
 
   constructor(options: JobRegistryOptions) {
@@ -218,6 +313,12 @@ export class JobRegistry {
   create(sweep: Sweep): Job {
     this.checkRoom();
     return this.start(new Job(sweep));
+  }
+
+  /** A job for a search already checked (its bad input refused before it is made). */
+  createSearch<R, P>(search: Search<R, P>): SearchJob<R, P> {
+    this.checkRoom();
+    return this.start(new SearchJob(search));
   }
 
   /** Throws 429 when the jobs queued or running are at the bound: before a new job's body is checked. */
@@ -233,13 +334,13 @@ export class JobRegistry {
     return this.start(new Job(sweep, id, createdAt));
   }
 
-  private start(job: Job): Job {
+  private start<J extends AnyJob>(job: J): J {
     this.jobs.set(job.id, job);
     job.settled = this.run(job);
     return job;
   }
 
-  get(id: string): Job {
+  get(id: string): AnyJob {
     const job = this.jobs.get(id);
     if (job === undefined) {
       throw new ServiceError('SERVESIM_NOT_FOUND', 404, `no job "${id}" (finished jobs are kept for the last ${this.options.keepFinished})`);
@@ -248,7 +349,7 @@ export class JobRegistry {
   }
 
   /** Stops a job (its finished points stay); a job already finished is left as it is. */
-  async cancel(id: string): Promise<Job> {
+  async cancel(id: string): Promise<AnyJob> {
     const job = this.get(id);
     job.controller.abort();
     await job.settled;
@@ -268,17 +369,17 @@ export class JobRegistry {
     return counts;
   }
 
-  private count(test: (job: Job) => boolean): number {
+  private count(test: (job: AnyJob) => boolean): number {
     let n = 0;
     for (const job of this.jobs.values()) if (test(job)) n++;
     return n;
   }
 
-  private async run(job: Job): Promise<void> {
+  private async run(job: AnyJob): Promise<void> {
     const { signal } = job.controller;
-    const { dispatcher } = this.options;
+    // a dispatched sweep runs on the queue's workers: it holds none of this server's slots; searches run here
+    const dispatcher = job instanceof Job ? this.options.dispatcher : undefined;
     let release: Release = () => {};
-    // a dispatched job runs on the queue's workers: it holds none of this server's slots
     if (dispatcher === undefined) {
       try {
         release = await this.options.slots.acquire(signal);
@@ -289,6 +390,13 @@ export class JobRegistry {
       }
     }
     job.start();
+    if (job instanceof SearchJob) {
+      const { state, error } = await job.work(signal);
+      job.settle(state, error);
+      release();
+      this.evict();
+      return;
+    }
     try {
       const options: JobRunOptions = {
         signal,

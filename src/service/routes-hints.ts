@@ -14,6 +14,14 @@ import { watchDisconnect } from './disconnect.js';
 import { RUN_ERRORS } from './openapi.js';
 import { hintBodySchema } from './schemas.js';
 
+/** A search's grid refused by its count of points, before any point is listed or checked. */
+export function checkGridPoints(vary: HintRequest['vary'], limit: number): void {
+  const points = gridPoints(vary as Record<string, AxisSpec>);
+  if (points > limit) {
+    throw new ServesimError('SERVESIM_GRID_TOO_LARGE', `${points.toLocaleString('en')} grid points; the limit is ${limit.toLocaleString('en')} points`, 'vary');
+  }
+}
+
 export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): void {
   app.post(
     '/v1/hints',
@@ -21,7 +29,7 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
       schema: { body: hintBodySchema },
       config: {
         doc: {
-          summary: 'Search the varied paths for the cheapest configurations that pass every case',
+          summary: 'Search the varied paths for the cheapest configurations that pass every case, while you wait (POST /v1/jobs/hints: in the background)',
           responses: {
             200: { description: 'the hint result: a Pareto set of passing configurations and why cheaper ones fail', types: ['application/json'] },
             ...RUN_ERRORS,
@@ -34,14 +42,7 @@ export function registerHintRoute(app: FastifyInstance, ctx: ServiceContext): vo
     async (request, reply) => {
       const body = request.body as HintRequest;
       // the search checks every point of its grid before it starts: count it first
-      const points = gridPoints(body.vary as Record<string, AxisSpec>);
-      if (points > ctx.limits.maxGridPoints) {
-        throw new ServesimError(
-          'SERVESIM_GRID_TOO_LARGE',
-          `${points.toLocaleString('en')} grid points; the limit is ${ctx.limits.maxGridPoints.toLocaleString('en')} points`,
-          'vary',
-        );
-      }
+      checkGridPoints(body.vary, ctx.limits.maxGridPoints);
       const release = ctx.slots.take(ctx.limits.retryAfterSeconds);
       const watch = watchDisconnect(reply);
       try {

@@ -4,6 +4,7 @@
  * OpenAPI document publishes them.
  */
 import { z } from 'zod';
+import { capacityRequestSchema } from '../capacity/api.js';
 import { hintRequestSchema } from '../hint/api.js';
 import { COLUMNS } from '../model/summary.js';
 import { sweepFileSchema } from '../sweep/spec.js';
@@ -31,6 +32,12 @@ export const hintBodySchema = requestSchema(
   hintRequestSchema,
   'A hint search: `problem` (a shipped id or the problem itself), `vary` (paths to search, as a sweep grid), an optional `cost` expression.',
   { problem: 'mmc', vary: { 'server.slots': { from: 1, to: 8, step: 1 } }, cost: 'server.slots' },
+);
+
+export const capacityBodySchema = requestSchema(
+  capacityRequestSchema,
+  'A capacity search: `problem` (a shipped id or the problem itself), `vary` (the designs, as a sweep grid; not the traffic rate, which the search scales), an optional `cost` expression for the Pareto front, `seeds`/`maxSeeds`/`confidence` as a hint\'s, `tolerance` (how close the lowest load not passing must be to the highest passing).',
+  { problem: 'mmc', vary: { 'server.replicas': [1, 2] }, cost: 'server.replicas', seeds: 16, tolerance: 0.1 },
 );
 
 export const idParamsSchema: JsonSchema = {

@@ -21,6 +21,7 @@ import { registerHintRoute } from './routes-hints.js';
 import { registerJobRoutes } from './routes-jobs.js';
 import { registerProblemRoutes } from './routes-problems.js';
 import { registerProfileRoutes } from './routes-profiles.js';
+import { registerSearchRoutes } from './routes-searches.js';
 import { registerSweepRoutes } from './routes-sweeps.js';
 import { Slots } from './slots.js';
 import type { SweepRunner } from './streaming-run.js';
@@ -102,6 +103,7 @@ export function buildServer(options: ServiceOptions = {}): FastifyInstance {
   registerSweepRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerHintRoute(app, ctx);
+  registerSearchRoutes(app, ctx);
   registerDocs(app, openApi);
   // the GPU profile catalogue is read (YAML) once: before the first request, not during it
   app.addHook('onReady', async () => void profileCatalogue());

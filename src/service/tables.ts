@@ -26,28 +26,37 @@ const BY_MEDIA_TYPE: Readonly<Record<string, TableFormat>> = {
   [PARQUET_TYPE]: 'parquet',
   'application/json': 'json',
   'text/csv': 'csv',
-  'application/*': 'arrow',
-  'text/*': 'csv',
-  '*/*': 'arrow',
 };
 
-/** The format an Accept header prefers (highest q, then first listed); Arrow when absent. */
-export function negotiate(accept: string | undefined): TableFormat {
-  if (accept === undefined || accept.trim() === '') return 'arrow';
+/** Every format of a sweep's table, the default (Arrow) first. */
+export const TABLE_FORMATS: readonly TableFormat[] = ['arrow', 'parquet', 'json', 'csv'];
+
+/**
+ * The format an Accept header prefers (highest q, then first listed) of those `offered`; the
+ * first offered when absent, or for a wildcard that covers it (text/* the first text one).
+ */
+export function negotiate<F extends TableFormat>(accept: string | undefined, offered: readonly F[] = TABLE_FORMATS as readonly F[]): F {
+  if (accept === undefined || accept.trim() === '') return offered[0]!;
+  const formatOf = (type: string): F | undefined => {
+    if (type === '*/*') return offered[0];
+    if (type.endsWith('/*')) return offered.find((f) => TABLE_MEDIA_TYPES[f].startsWith(type.slice(0, -1)));
+    const format = BY_MEDIA_TYPE[type];
+    return offered.find((f) => f === format);
+  };
   const ranges = accept
     .split(',')
     .map((part, order) => {
       const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
       const q = params.find((p) => p.startsWith('q='));
-      return { type, q: q === undefined ? 1 : Number(q.slice(2)), order };
+      return { format: formatOf(type), q: q === undefined ? 1 : Number(q.slice(2)), order };
     })
-    .filter((r) => r.q > 0 && BY_MEDIA_TYPE[r.type] !== undefined)
+    .filter((r) => r.q > 0 && r.format !== undefined)
     .sort((a, b) => b.q - a.q || a.order - b.order);
   const best = ranges[0];
   if (best === undefined) {
-    throw new ServiceError('SERVESIM_NOT_ACCEPTABLE', 406, `cannot answer Accept: ${accept}; tables come as ${Object.values(TABLE_MEDIA_TYPES).join(', ')}`);
+    throw new ServiceError('SERVESIM_NOT_ACCEPTABLE', 406, `cannot answer Accept: ${accept}; this comes as ${offered.map((f) => TABLE_MEDIA_TYPES[f]).join(', ')}`);
   }
-  return BY_MEDIA_TYPE[best.type]!;
+  return best.format!;
 }
 
 /**
@@ -122,7 +131,7 @@ export class ArrowAnswer {
 }
 
 /** Each slice's pieces as one chunk of the body. */
-function sliced(pieces: Iterable<string | Uint8Array>): Readable {
+export function sliced(pieces: Iterable<string | Uint8Array>): Readable {
   return Readable.from(
     (async function* () {
       for await (const slice of piecesInSlices(pieces)) yield Buffer.concat(slice.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));

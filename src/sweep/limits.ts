@@ -10,7 +10,6 @@ export const DEFAULT_MAX_INSTANCES = 2_000_000;
  * histogram), are all held, and copied once decoded, while it is summarized: ~140 MB here.
  */
 export const MAX_SEEDS = 10_000;
-export const MAX_SEEDS_MESSAGE = `at most ${MAX_SEEDS.toLocaleString('en')} seeds per case and grid point (each case's results are held in memory at once)`;
 /**
  * Rows of a per-seed table (`--seeds-out`: grid points x cases x seeds, with `--seeds auto` x
  * the cap): every row is held until the sweep ends, then encoded whole, which at the instance

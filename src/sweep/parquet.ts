@@ -1,7 +1,7 @@
 /**
  * Sweep results as Parquet (`sweep --out x.parquet`): the table of table.ts in one file, rows
  * in the Arrow table's order, its metadata as the file's key/value metadata. Counts are INT32,
- * other numbers DOUBLE, `passes` BOOLEAN, names UTF8 strings (dictionary-encoded by the writer
+ * other numbers DOUBLE, `passes` and `steady` BOOLEAN, names UTF8 strings (dictionary-encoded by the writer
  * where that pays).
  */
 import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';

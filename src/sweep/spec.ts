@@ -16,9 +16,12 @@ import { isPlainObject } from '../problem/schema-walk.js';
 import { problemSource, resolveProblemSource, type ProblemFile } from '../problem/source.js';
 import { runInSlices, runWhole } from '../slices.js';
 import type { EngineChoice } from '../run/types.js';
-import { DEFAULT_MAX_INSTANCES, MAX_SEEDS, MAX_SEEDS_MESSAGE } from './limits.js';
+import { DEFAULT_MAX_INSTANCES, MAX_SEEDS } from './limits.js';
 
-export { DEFAULT_MAX_INSTANCES, MAX_SEEDS, MAX_SEEDS_MESSAGE } from './limits.js';
+export { DEFAULT_MAX_INSTANCES, MAX_SEEDS } from './limits.js';
+
+// here, not in limits.ts, which every start of the CLI loads: toLocaleString's first call loads ICU's number formats
+export const MAX_SEEDS_MESSAGE = `at most ${MAX_SEEDS.toLocaleString('en')} seeds per case and grid point (each case's results are held in memory at once)`;
 
 /** Grid points by default: each is checked to make a valid problem before any work, ~0.1 ms each. */
 const DEFAULT_MAX_POINTS = 100_000;

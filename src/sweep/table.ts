@@ -5,7 +5,7 @@
  * holds (a reader tells a table cut short, refused, from one that is partial on purpose).
  */
 import { goalsInMilliseconds } from '../model/problem.js';
-import { INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
+import { BOOLEAN_COLUMNS, INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
 import type { GridAxis, GridPoint, Sweep } from './spec.js';
 import { VERDICT_LEVEL } from '../model/verdict.js';
 import { SEED_COLUMNS, type SeedColumn, type SeedRecord } from '../run/seed-records.js';
@@ -44,7 +44,7 @@ function finiteOrNull(v: number): number | null {
 
 function summaryColumn(name: keyof CaseSummary, caseNames: readonly string[]): ResultColumn {
   if (name === 'case') return { name, type: 'string', nullable: false, names: caseNames, valueOf: (r) => r.summary.case };
-  if (name === 'passes') return { name, type: 'bool', nullable: false, valueOf: (r) => r.summary.passes };
+  if (BOOLEAN_COLUMNS.has(name)) return { name, type: 'bool', nullable: false, valueOf: (r) => r.summary[name] as boolean };
   if (TEXT_COLUMNS.has(name)) return { name, type: 'string', nullable: false, valueOf: (r) => r.summary[name] as string };
   return {
     name,
