@@ -3,12 +3,9 @@
  * search lives in `search.ts`; this file is the contract its callers share.
  */
 import { z } from 'zod';
-import type { CaseMargin } from '../hint/api.js';
-import { MAX_COST_LENGTH } from '../hint/cost.js';
-import type { GoalsInMilliseconds } from '../model/problem.js';
+import { searchRequestFields, type CaseMargin, type SearchResult } from '../hint/api.js';
 import type { Verdict } from '../model/verdict.js';
 import { LIMITS } from '../problem/limits.js';
-import { gridSchema, maxSeedsSchema, seedsSchema } from '../sweep/spec.js';
 
 /** A bracket is closed when its top is at most this much above its bottom. */
 export const DEFAULT_TOLERANCE = 0.02;
@@ -23,18 +20,8 @@ export const MAX_DESIGNS = 10_000;
 
 export const capacityRequestSchema = z
   .object({
-    /** A shipped problem id, or the problem itself (paths only from the CLI). */
-    problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
-    /** The designs: every point of this grid (as a sweep's), each searched for its capacity. */
-    vary: gridSchema.refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
-    /** Cost of a design, for the Pareto front: as a hint's (src/hint/api.ts). */
-    cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
-    cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    seeds: seedsSchema.default('auto'),
-    maxSeeds: maxSeedsSchema.optional(),
-    seed: z.number().int().min(0).max(0xffffffff).optional(),
-    confidence: z.number().gt(0).max(1).optional(),
-    engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
+    // the designs are every point of the grid, each searched for its capacity
+    ...searchRequestFields,
     tolerance: z
       .number()
       .min(0.001)
@@ -93,42 +80,22 @@ export interface CapacityDesign {
   readonly pareto: boolean;
 }
 
-export interface CapacityResult {
-  readonly problemId: string;
-  readonly title: string;
-  readonly paths: readonly string[];
+export interface CapacityResult extends SearchResult {
   /** The field the load scale multiplies: traffic.rate, or traffic.rateScale with a trace. */
   readonly load: 'traffic.rate' | 'traffic.rateScale';
-  readonly cost: string;
-  readonly goals: GoalsInMilliseconds;
-  readonly confidence: number;
-  readonly seeds: number;
-  readonly maxSeeds: number;
-  readonly seed: number;
-  /** The confidence of each verdict, over all the looks at it. */
-  readonly verdictLevel: number;
-  /** A probe whose pass probability is shown below confidence + margin takes no more seeds, and does not pass (as a hint's). */
-  readonly margin: number;
   readonly tolerance: number;
   readonly minScale: number;
   readonly maxScale: number;
-  readonly cases: readonly string[];
   /** Every design, in grid order. */
   readonly designs: readonly CapacityDesign[];
-  /** Where the capacities contradict "more never lowers capacity": each says which designs. */
-  readonly monotonicityViolations: readonly string[];
   /**
    * Designs (indexes into `designs`) whose search was stopped before it settled (a cancelled
    * job): each one's capacity is a load it passed at, its `above` the lowest shown not passing
    * so far; empty for a search that ran to its end.
    */
   readonly unsettled: readonly number[];
-  /** Rounds of probes: each round's probes ran as one batch per configuration shape. */
-  readonly rounds: number;
+  /** Probes of every design (a design at a load scale). */
   readonly probes: number;
-  readonly instances: number;
-  readonly engine: string | null;
-  readonly gpuSeconds: number | null;
 }
 
 /** Progress of a capacity search: called as each round of probes finishes. */

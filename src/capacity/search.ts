@@ -11,10 +11,10 @@ import { compile } from '../engine/compile.js';
 import { invalidCapacityRequest, ServesimError } from '../errors.js';
 import { caseMargins, describeValues } from '../hint/explain.js';
 import { costVariable, defaultCost, isCostVariable, numberAt, parseCost } from '../hint/cost.js';
-import { hintMargin, searchSweep } from '../hint/search.js';
-import { dollarsPerHour, goalsInMilliseconds, gpuCount, type Problem } from '../model/problem.js';
+import { hintMargin, parseSearchRequest, searchSettings, searchSweep } from '../hint/search.js';
+import { dollarsPerHour, gpuCount, type Problem } from '../model/problem.js';
 import type { CaseSummary } from '../model/summary.js';
-import { pointVerdict, VERDICT_LEVEL, type Verdict } from '../model/verdict.js';
+import { pointVerdict, type Verdict } from '../model/verdict.js';
 import { selectCases } from '../problem/parse.js';
 import { parsePath } from '../problem/paths.js';
 import type { BatchUsed } from '../run/batches.js';
@@ -22,7 +22,7 @@ import { runPoints } from '../run/points.js';
 import { engineMeta } from '../run/run.js';
 import { mapInSlices } from '../slices.js';
 import { pointProblem } from '../sweep/run.js';
-import { protoGridKey, sweepFromObjectInSlices, type GridPoint, type GridSize, type GridValue, type Sweep } from '../sweep/spec.js';
+import { sweepFromObjectInSlices, type GridPoint, type GridSize, type GridValue, type Sweep } from '../sweep/spec.js';
 import {
   capacityRequestSchema,
   MAX_DESIGNS,
@@ -89,13 +89,7 @@ export async function runCapacity(request: CapacityRequest, options: CapacityOpt
 
 /** Reads and checks a request: its bad input is refused here, before any simulation. */
 export async function planCapacity(request: CapacityRequest, options: CapacityPlanOptions = {}): Promise<CapacityPlan> {
-  const proto = protoGridKey(request, 'vary');
-  if (proto !== undefined) throw invalidCapacityRequest([proto]);
-  const parsed = capacityRequestSchema.safeParse(request);
-  if (!parsed.success) {
-    throw invalidCapacityRequest(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(request)', message: i.message })));
-  }
-  const req = parsed.data;
+  const req = parseSearchRequest(capacityRequestSchema, request, invalidCapacityRequest);
   const fighting = Object.keys(req.vary).filter((path) => LOAD_PATHS.includes(path));
   if (fighting.length > 0) {
     throw invalidCapacityRequest(fighting.map((path) => ({ path: `vary.${path}`, message: 'the search sets the load itself (a scale of the problem\'s traffic); set the traffic it scales with --set' })));
@@ -229,22 +223,11 @@ export async function searchCapacity(plan: CapacityPlan, options: CapacityOption
   const engines = batches.length === 0 ? null : engineMeta(batches);
   const onGpu = batches.filter((b) => b.gpuSeconds !== undefined);
   return {
-    problemId: sweep.problem.id,
-    title: sweep.problem.title,
-    paths: sweep.axes.map((a) => a.path),
+    ...searchSettings(sweep, costText),
     load: sweep.problem.traffic.trace === null ? 'traffic.rate' : 'traffic.rateScale',
-    cost: costText,
-    goals: goalsInMilliseconds(sweep.problem.goals),
-    confidence: sweep.confidence,
-    seeds: sweep.seeds,
-    maxSeeds: sweep.maxSeeds,
-    seed: sweep.baseSeed,
-    verdictLevel: VERDICT_LEVEL,
-    margin,
     tolerance,
     minScale: MIN_SCALE,
     maxScale: MAX_SCALE,
-    cases: sweep.caseNames,
     designs: designs.map((d, i) => ({ ...d, pareto: front[i]! })),
     monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
     unsettled: outcome.unsettled,

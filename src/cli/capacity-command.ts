@@ -8,8 +8,8 @@ import { runCapacity } from '../capacity/search.js';
 import { DOLLARS_COST } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { csvField } from '../run/format.js';
-import { searchRequest, type SearchOptionValues } from './hint-command.js';
-import { EXIT, type OutputFormat } from './options.js';
+import { searchCommand, searchRequest, type SearchOptionValues } from './hint-command.js';
+import type { OutputFormat } from './options.js';
 import type { CliIo } from './run-command.js';
 
 export interface CapacityOptionValues extends SearchOptionValues {
@@ -23,33 +23,19 @@ export async function capacityCommand(problem: string, opts: CapacityOptionValue
     ...searchRequest(problem, opts),
     ...(opts.tolerance === undefined ? {} : { tolerance: opts.tolerance }),
   };
-  const controller = new AbortController();
-  // held until the result is written: a signal after the search finishes the writing
-  const release = io.onInterrupt(() => controller.abort());
-  try {
-    let result: CapacityResult;
-    try {
-      result = await runCapacity(request, {
+  return searchCommand(
+    io,
+    (signal) =>
+      runCapacity(request, {
         baseDir: process.cwd(),
-        signal: controller.signal,
+        signal,
         onProgress: (p) => {
           const verdicts = [`${p.passed} pass`, `${p.failed} fail`, ...(p.undecided > 0 ? [`${p.undecided} undecided`] : []), ...(p.refused > 0 ? [`${p.refused} refused`] : [])];
           io.stderr.write(`round ${p.round}: ${p.probes} probe${p.probes === 1 ? '' : 's'} (${verdicts.join(', ')}); ${p.settled} of ${p.designs} designs settled\n`);
         },
-      });
-    } catch (err) {
-      if (controller.signal.aborted) {
-        io.stderr.write('cancelled\n');
-        return EXIT.cancelled;
-      }
-      throw err;
-    }
-    if (result.engine !== null) io.stderr.write(`engine: ${result.engine}\n`);
-    io.stdout.write(opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : opts.format === 'csv' ? formatCapacityCsv(result) : formatCapacity(result));
-    return EXIT.ok;
-  } finally {
-    release();
-  }
+      }),
+    (result) => (opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : opts.format === 'csv' ? formatCapacityCsv(result) : formatCapacity(result)),
+  );
 }
 
 /** The readable report: a row per design, the front marked, then the front by cost and what to doubt. */

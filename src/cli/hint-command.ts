@@ -3,7 +3,7 @@
  * case, why each passes (margins per case), and why the next cheaper ones fail. Each grid
  * point the search evaluates is reported on stderr as it finishes.
  */
-import type { CaseMargin, HintConfiguration, HintRequest, HintResult } from '../hint/api.js';
+import type { CaseMargin, HintConfiguration, HintRequest, HintResult, SearchResult } from '../hint/api.js';
 import { DOLLARS_COST } from '../hint/cost.js';
 import { describeValues } from '../hint/explain.js';
 import { runHints } from '../hint/search.js';
@@ -55,19 +55,32 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
     ...searchRequest(problem, opts),
     ...(opts.recheckSeed === undefined ? {} : { recheckSeed: opts.recheckSeed }),
   };
-  const controller = new AbortController();
-  // held until the hints are written: a signal after the search finishes the writing
-  const release = io.onInterrupt(() => controller.abort());
-  try {
-    let result: HintResult;
-    try {
-      result = await runHints(request, {
+  return searchCommand(
+    io,
+    (signal) =>
+      runHints(request, {
         baseDir: process.cwd(),
-        signal: controller.signal,
+        signal,
         onTrace: (trace) => void io.stderr.write(traceLine(trace)),
         onProgress: (p) =>
           void io.stderr.write(`evaluated ${p.evaluated} (grid ${p.gridSize}): ${describeValues(p.values)}: ${p.verdict} (${p.seeds} seeds)\n`),
-      });
+      }),
+    (result) => (opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatHints(result)),
+  );
+}
+
+/**
+ * Runs a search as `hint` and `capacity` do: Ctrl-C (or a stop signal) cancels it, the engine
+ * goes to stderr and the result, as `render` writes it, to stdout; resolves to the exit status.
+ */
+export async function searchCommand<R extends SearchResult>(io: CliIo, search: (signal: AbortSignal) => Promise<R>, render: (result: R) => string): Promise<number> {
+  const controller = new AbortController();
+  // held until the result is written: a signal after the search finishes the writing
+  const release = io.onInterrupt(() => controller.abort());
+  try {
+    let result: R;
+    try {
+      result = await search(controller.signal);
     } catch (err) {
       if (controller.signal.aborted) {
         io.stderr.write('cancelled\n');
@@ -76,7 +89,7 @@ export async function hintCommand(problem: string, opts: HintOptionValues, io: C
       throw err;
     }
     if (result.engine !== null) io.stderr.write(`engine: ${result.engine}\n`);
-    io.stdout.write(opts.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatHints(result));
+    io.stdout.write(render(result));
     return EXIT.ok;
   } finally {
     release();

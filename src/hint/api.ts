@@ -9,27 +9,32 @@ import type { Verdict } from '../model/verdict.js';
 import { gridSchema, maxSeedsSchema, seedsSchema } from '../sweep/spec.js';
 import { MAX_COST_LENGTH } from './cost.js';
 
+/** The fields of every search's request (a hint's, a capacity search's): the grid, cases, seeds, cost and engine. */
+export const searchRequestFields = {
+  /** A shipped problem id, or the problem itself (paths only from the CLI). */
+  problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+  /** The paths to search over, each a list or a range (as a sweep's grid). Numeric paths
+   * are searched assuming a larger value never hurts (checked around what is found); each
+   * value of a string path (router.policy) is searched on its own. */
+  vary: gridSchema.refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
+  /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths,
+   * numeric problem fields (times in microseconds), `gpus` and `dollars_per_hour`; default
+   * `dollars_per_hour` when the problem's GPUs have a price, else `gpu.replicas * gpu.slots`. */
+  cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
+  cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
+  /** 'auto' (seeds until each verdict is decided) or a fixed count. */
+  seeds: seedsSchema.default('auto'),
+  maxSeeds: maxSeedsSchema.optional(),
+  seed: z.number().int().min(0).max(0xffffffff).optional(),
+  confidence: z.number().gt(0).max(1).optional(),
+  engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
+};
+
 export const hintRequestSchema = z
   .object({
-    /** A shipped problem id, or the problem itself (paths only from the CLI). */
-    problem: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
-    /** The paths to search over, each a list or a range (as a sweep's grid). Numeric paths
-     * are searched assuming a larger value never hurts (checked around what is found); each
-     * value of a string path (router.policy) is searched on its own. */
-    vary: gridSchema.refine((v) => Object.keys(v).length > 0, { message: 'needs at least one path to vary' }),
-    /** Cost of a configuration: + - * / and parentheses over numbers, the varied paths,
-     * numeric problem fields (times in microseconds), `gpus` and `dollars_per_hour`; default
-     * `dollars_per_hour` when the problem's GPUs have a price, else `gpu.replicas * gpu.slots`. */
-    cost: z.string().min(1).max(MAX_COST_LENGTH, `at most ${MAX_COST_LENGTH.toLocaleString('en')} characters`).optional(),
-    cases: z.union([z.literal('all'), z.array(z.string()).min(1)]).default('all'),
-    /** 'auto' (seeds until each verdict is decided) or a fixed count. */
-    seeds: seedsSchema.default('auto'),
-    maxSeeds: maxSeedsSchema.optional(),
-    seed: z.number().int().min(0).max(0xffffffff).optional(),
+    ...searchRequestFields,
     /** The base seed of the re-check on fresh seeds; default: derived from `seed` (src/hint/search.ts). */
     recheckSeed: z.number().int().min(0).max(0xffffffff).optional(),
-    confidence: z.number().gt(0).max(1).optional(),
-    engine: z.enum(['auto', 'cpu', 'gpu']).default('auto'),
   })
   .strict();
 
@@ -92,7 +97,8 @@ export interface Hint {
   readonly holds: boolean;
 }
 
-export interface HintResult {
+/** What a search's result states, whichever search (a hint, a capacity search): its settings and its work. */
+export interface SearchResult {
   readonly problemId: string;
   readonly title: string;
   readonly paths: readonly string[];
@@ -100,38 +106,42 @@ export interface HintResult {
   readonly cost: string;
   readonly goals: GoalsInMilliseconds;
   readonly confidence: number;
-  /** Seeds every configuration ran, the most an undecided one could take, the base seed, and the re-check's base seed. */
+  /** Seeds every configuration ran, the most an undecided one could take, and the base seed. */
   readonly seeds: number;
   readonly maxSeeds: number;
   readonly seed: number;
-  readonly recheckSeed: number;
   /** The confidence of each verdict (the chance it is not wrong), over all the looks at it. */
   readonly verdictLevel: number;
   /**
    * A configuration whose pass probability is shown below confidence + margin takes no more
-   * seeds (it stays UNDECIDED and is not taken as passing): it passes by less than the margin,
-   * if at all, and the hint may answer one step dearer than such a design.
+   * seeds and is not taken as passing: it passes by less than the margin, if at all.
    */
   readonly margin: number;
   readonly cases: readonly string[];
+  /** Rounds of evaluation: each round's configurations ran as one batch per configuration shape. */
+  readonly rounds: number;
+  /** Instances simulated: every case's seeds of every configuration run. */
+  readonly instances: number;
+  /** Where a monotonicity the search assumed turned out false (checked, not assumed): each says which configurations. */
+  readonly monotonicityViolations: readonly string[];
+  readonly engine: string | null;
+  /** Seconds the GPU spent on its passes over every round (BatchUsed.gpuSeconds); null when none ran there. */
+  readonly gpuSeconds: number | null;
+}
+
+export interface HintResult extends SearchResult {
+  /** The re-check's base seed. */
+  readonly recheckSeed: number;
   /** The Pareto set over cost and the string-valued paths: for each combination of the
    * string-valued paths (each router policy), its cheapest passing configurations (ties kept
-   * when neither is below the other on every path), cheapest first; empty when none passes. */
+   * when neither is below the other on every path), cheapest first; empty when none passes.
+   * The hint may answer one step dearer than a design that passes by less than the margin. */
   readonly hints: readonly Hint[];
   /** For each combination of the string-valued paths where nothing passes, its most generous
    * configuration (every numeric path at its highest) and why it fails. */
   readonly failing: readonly HintConfiguration[];
   readonly evaluated: number;
-  /** Instances simulated: every case's seeds at every point evaluated, and the re-check's. */
-  readonly instances: number;
-  /** Rounds of evaluation: each round's points ran as one batch per configuration shape. */
-  readonly rounds: number;
   readonly gridSize: number;
-  /** Points where a monotonicity the search assumed turned out false (checked, not assumed). */
-  readonly monotonicityViolations: readonly string[];
-  readonly engine: string | null;
-  /** Seconds the GPU spent on its passes over every round (BatchUsed.gpuSeconds); null when none ran there. */
-  readonly gpuSeconds: number | null;
 }
 
 /** Progress of a hint search: called as each grid point's evaluation finishes. */

@@ -3,7 +3,8 @@
  * search in `frontier.ts` with grid points evaluated through the sweep runner, and explained
  * case by case (`explain.ts`).
  */
-import { invalidHintRequest, ServesimError } from '../errors.js';
+import type { z } from 'zod';
+import { invalidHintRequest, ServesimError, type FieldIssue } from '../errors.js';
 import type { CaseSummary } from '../model/summary.js';
 import { goalsInMilliseconds } from '../model/problem.js';
 import type { Problem } from '../model/problem.js';
@@ -20,6 +21,7 @@ import {
   type HintProgress,
   type HintRequest,
   type HintResult,
+  type SearchResult,
 } from './api.js';
 import { costVariable, defaultCost, isCostVariable, numberAt, parseCost } from './cost.js';
 import { caseMargins, describeValues } from './explain.js';
@@ -89,14 +91,21 @@ export interface HintPlanOptions extends Pick<HintOptions, 'baseDir' | 'maxInsta
   readonly checkSize?: (size: GridSize) => void;
 }
 
-export async function planHints(request: HintRequest, options: HintPlanOptions = {}): Promise<HintPlan> {
+/**
+ * A search's request checked against its schema, every issue naming its field (`invalid` says
+ * which search's request it is). A grid key `__proto__` is refused first: the schema's record
+ * would drop it silently.
+ */
+export function parseSearchRequest<S extends z.ZodType>(schema: S, request: unknown, invalid: (issues: readonly FieldIssue[]) => ServesimError): z.output<S> {
   const proto = protoGridKey(request, 'vary');
-  if (proto !== undefined) throw invalidHintRequest([proto]);
-  const parsed = hintRequestSchema.safeParse(request);
-  if (!parsed.success) {
-    throw invalidHintRequest(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(request)', message: i.message })));
-  }
-  const req = parsed.data;
+  if (proto !== undefined) throw invalid([proto]);
+  const parsed = schema.safeParse(request);
+  if (!parsed.success) throw invalid(parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(request)', message: i.message })));
+  return parsed.data;
+}
+
+export async function planHints(request: HintRequest, options: HintPlanOptions = {}): Promise<HintPlan> {
+  const req = parseSearchRequest(hintRequestSchema, request, invalidHintRequest);
   const range = seedRange(req.seeds, req.maxSeeds);
   const { maxInstances } = options;
   const sweep = await sweepFromObjectInSlices(
@@ -227,19 +236,8 @@ export async function searchHints(plan: HintPlan, options: HintOptions = {}): Pr
     return { found: best, cheaper, holds: best.recheck?.verdict === 'PASS' && cheaper.every((c) => !overturned(c)) };
   };
   return {
-    problemId: sweep.problem.id,
-    title: sweep.problem.title,
-    paths: sweep.axes.map((a) => a.path),
-    cost: costText,
-    goals: goalsInMilliseconds(sweep.problem.goals),
-    confidence: sweep.confidence,
-    seeds: sweep.seeds,
-    maxSeeds: sweep.maxSeeds,
-    seed: sweep.baseSeed,
+    ...searchSettings(sweep, costText),
     recheckSeed,
-    verdictLevel: VERDICT_LEVEL,
-    margin,
-    cases: sweep.caseNames,
     hints: outcome.found.map(hint),
     failing: outcome.failing.map(configuration),
     evaluated: outcome.evaluated.size,
@@ -249,6 +247,24 @@ export async function searchHints(plan: HintPlan, options: HintOptions = {}): Pr
     monotonicityViolations: outcome.violations.map((v) => describeViolation(v, valuesOf)),
     engine,
     gpuSeconds,
+  };
+}
+
+/** What a search's result says of its problem and settings, as its sweep has them. */
+export function searchSettings(sweep: Sweep, cost: string): Pick<SearchResult, 'problemId' | 'title' | 'paths' | 'cost' | 'goals' | 'confidence' | 'seeds' | 'maxSeeds' | 'seed' | 'verdictLevel' | 'margin' | 'cases'> {
+  return {
+    problemId: sweep.problem.id,
+    title: sweep.problem.title,
+    paths: sweep.axes.map((a) => a.path),
+    cost,
+    goals: goalsInMilliseconds(sweep.problem.goals),
+    confidence: sweep.confidence,
+    seeds: sweep.seeds,
+    maxSeeds: sweep.maxSeeds,
+    seed: sweep.baseSeed,
+    verdictLevel: VERDICT_LEVEL,
+    margin: hintMargin(sweep.confidence),
+    cases: sweep.caseNames,
   };
 }
 

@@ -6,8 +6,7 @@
  */
 import type { CapacityDesign, CapacityResult } from '../capacity/api.js';
 import { describeValues } from '../hint/explain.js';
-import { escapeHtml } from './html.js';
-import { REPORT_CSS } from './html-template.js';
+import { escapeHtml, reportPage } from './html.js';
 
 const CHART = { width: 640, height: 360, left: 64, right: 16, top: 16, bottom: 44 } as const;
 const CHART_CSS = `
@@ -101,25 +100,12 @@ export function renderCapacityReport(result: CapacityResult): string {
     ...(result.unsettled.length > 0 ? [`The search was stopped with ${result.unsettled.length} of ${result.designs.length} designs not settled: their capacity is a load they passed at, and may be higher.`] : []),
     ...result.monotonicityViolations.map((v) => `The search assumed more never lowers the capacity; not so here: ${v}`),
   ];
-  const title = `${result.title}: capacity report`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${REPORT_CSS}${CHART_CSS}</style>
-</head>
-<body>
-<header><h1>${escapeHtml(result.title)}</h1><p class="sub">servesim capacity report: ${result.designs.length} design${result.designs.length === 1 ? '' : 's'} over ${result.paths.map(escapeHtml).join(', ')}</p></header>
+  return reportPage(`${result.title}: capacity report`, CHART_CSS, `<header><h1>${escapeHtml(result.title)}</h1><p class="sub">servesim capacity report: ${result.designs.length} design${result.designs.length === 1 ? '' : 's'} over ${result.paths.map(escapeHtml).join(', ')}</p></header>
 <div class="panel">
 <div><dl class="meta">${settings.map(([k, v]) => `<div><dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd></div>`).join('')}</dl></div>
 ${notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('')}
 <div><h2>Cost against capacity</h2>${frontChart(result)}</div>
 <div><h2>Designs</h2>${designTable(result)}</div>
 </div>
-<footer>servesim capacity report; this file needs no network.</footer>
-</body>
-</html>
-`;
+<footer>servesim capacity report; this file needs no network.</footer>`);
 }

@@ -600,24 +600,28 @@ export function renderReport(source: Table | SweepReportSource, options: ReportO
   const onGrid = hint ? hintPoints(data.axes, hint) : [];
   const notes = reportNotes(data, layout).map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('');
   const payload = { ...data, metrics: reportMetrics(data), points, layout, hintPoints: onGrid };
-  const title = `${data.meta.title}: sweep report`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${REPORT_CSS}</style>
-</head>
-<body>
-<header><h1>${escapeHtml(data.meta.title)}</h1><p class="sub">servesim sweep report: ${data.cases.length} case${data.cases.length === 1 ? '' : 's'} over ${data.axes.length} grid path${data.axes.length === 1 ? '' : 's'}</p></header>
+  return reportPage(`${data.meta.title}: sweep report`, '', `<header><h1>${escapeHtml(data.meta.title)}</h1><p class="sub">servesim sweep report: ${data.cases.length} case${data.cases.length === 1 ? '' : 's'} over ${data.axes.length} grid path${data.axes.length === 1 ? '' : 's'}</p></header>
 <div class="panel">${metaSection(data)}${notes}${hint ? hintSection(hint, onGrid) : ''}</div>
 <nav id="controls"></nav>
 <main id="cases"></main>
 <footer>servesim ${escapeHtml(data.meta.version)} · charts: Observable Plot, embedded; this file needs no network.</footer>
 <script type="application/json" id="servesim-data">${scriptJson(payload)}</script>
 ${plottingLibraries()}
-<script>${scriptCode(REPORT_SCRIPT)}</script>
+<script>${scriptCode(REPORT_SCRIPT)}</script>`);
+}
+
+/** A self-contained page of a report: its title, the styles it adds to the reports' own, and its body. */
+export function reportPage(title: string, css: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${REPORT_CSS}${css}</style>
+</head>
+<body>
+${body}
 </body>
 </html>
 `;
