@@ -1,8 +1,12 @@
 /**
  * `servesim capacity` end to end on a tiny grid of queues (fixed seeds, a low confidence: a
- * probe decides at once), its three formats, Ctrl-C, and its usage errors.
+ * probe decides at once), its three formats, Ctrl-C, and its usage errors; `servesim report`
+ * of its JSON.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapacityResult } from '../src/capacity/api.js';
 import { main } from '../src/cli/program.js';
 import { loadProblem, selectCases } from '../src/problem/parse.js';
@@ -65,5 +69,54 @@ describe('servesim capacity', () => {
     const noGpu = await capacity('mmc', '--vary', 'server.replicas=1,2');
     expect(noGpu.code).toBe(2);
     expect(noGpu.err).toMatch(/cost: gpu\.replicas in "gpu\.replicas \* gpu\.slots" is not a number in the problem at server\.replicas=1 \(the default cost: give one, --cost\)/);
+  });
+});
+
+describe('servesim report of a capacity result', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'servesim-capacity-report-'));
+  const file = join(dir, 'capacity.json');
+  let result: CapacityResult;
+  beforeAll(async () => {
+    // every design at the same cost: only the one that carries the most is on the front
+    const { code, out } = await capacity(...tiny.map((a) => (a === 'server.replicas' ? '1' : a)), '-f', 'json');
+    expect(code).toBe(0);
+    writeFileSync(file, out);
+    result = JSON.parse(out) as CapacityResult;
+  }, 60_000);
+
+  it('writes the capacity report page beside the JSON, the front\'s designs marked', async () => {
+    const front = result.designs.filter((d) => d.pareto).map((d) => d.values['server.replicas']);
+    expect(front).toEqual([2]);
+    const { code, err } = await runCli('report', file);
+    expect(code).toBe(0);
+    expect(err).toBe(`wrote ${join(dir, 'capacity.html')}\n`);
+    const html = readFileSync(join(dir, 'capacity.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>\n/);
+    expect(html).toContain('<p class="sub">servesim capacity report: 2 designs over server.replicas</p>');
+    expect([...html.matchAll(/<tr class="front"><td>([^<]*)<\/td>/g)].map((m) => Number(m[1]))).toEqual(front);
+    expect(html.match(/<circle class="on"/g)).toHaveLength(front.length);
+    for (const d of result.designs) expect(html).toContain(`<td class="num">${d.requests_per_second}</td>`);
+  });
+
+  it('names the field a malformed capacity result gets wrong', async () => {
+    const refused = async (change: (r: Record<string, unknown>) => void): Promise<string> => {
+      const bad = structuredClone(result) as unknown as Record<string, unknown>;
+      change(bad);
+      const path = join(dir, 'bad.json');
+      writeFileSync(path, JSON.stringify(bad));
+      const { code, err } = await runCli('report', path, '--out', '-');
+      expect(code).not.toBe(0);
+      return err;
+    };
+    const designs = (r: Record<string, unknown>) => r['designs'] as Record<string, unknown>[];
+    expect(await refused((r) => delete designs(r)[1]!['rate_scale'])).toMatch(/is not a capacity result \(servesim capacity --format json\): designs\.1\.rate_scale: /);
+    expect(await refused((r) => (designs(r)[0]!['values'] = {}))).toContain('designs.0.values.server.replicas: missing: every design has a value on each of paths');
+    expect(await refused((r) => (r['unsettled'] = [2]))).toContain('unsettled.0: 2 is not a design\'s index (2 designs)');
+    const notJson = join(dir, 'not.json');
+    writeFileSync(notJson, '{ "designs": ');
+    expect((await runCli('report', notJson)).err).toContain(`${notJson} is not JSON`);
+    const withHint = await runCli('report', file, '--hint', file);
+    expect(withHint.code).toBe(2);
+    expect(withHint.err).toContain('--hint goes with a sweep\'s Arrow results');
   });
 });

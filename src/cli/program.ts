@@ -210,15 +210,17 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
 
   program
     .command('report')
-    .description('write a sweep\'s results as one self-contained HTML page of charts (no network needed to open it)')
-    .argument('<results>', 'Arrow file (IPC file or stream, not Parquet) written by servesim sweep --out')
+    .description('write a sweep\'s results, or a capacity search\'s, as one self-contained HTML page of charts (no network needed to open it)')
+    .argument('<results>', 'Arrow file (IPC file or stream, not Parquet) written by servesim sweep --out, or the JSON of servesim capacity --format json')
     .option('-o, --out <file>', 'HTML file to write, "-" for stdout (default: the results file with .html)')
     .option('--hint <file>', 'a hint result (servesim hint --format json) to show with the charts')
     .addHelpText(
       'after',
       '\nExamples:\n' +
         '  servesim report results.arrow\n' +
-        '  servesim report results.arrow --hint hint.json --out report.html',
+        '  servesim report results.arrow --hint hint.json --out report.html\n' +
+        '  servesim capacity hot-prefix --vary gpu.slots=4..32:4 --format json > capacity.json\n' +
+        '  servesim report capacity.json',
     )
     .action(async (results: string, opts: ReportCommandOptions) => {
       const { reportCommand } = await commands.report();
