@@ -1024,7 +1024,8 @@ function cacheLink(r: number, child: number, parent: number): void {
 
 /**
  * A model call's time to first token (from when it set out) and time per output token after
- * the first; a call that misses a goal marks its job.
+ * the first, with its decode time unfloored for the mean inter-token latency; a call that
+ * misses a goal marks its job.
  */
 function callTimes(j: number): void {
   const jb = jobAt(j);
@@ -1036,9 +1037,11 @@ function callTimes(j: number): void {
   histCount(P.OFF_HIST_TTFT, ttft);
   if (ttft > pr[P.GOAL_TTFT]!) st[jb + J.MISSED] = 1;
   if (st[jb + J.OUTPUT]! < 2) return;
-  const tpot = Math.floor((now - st[jb + J.FIRST_AT]!) / (st[jb + J.OUTPUT]! - 1));
+  const decode = now - st[jb + J.FIRST_AT]!;
+  const tpot = Math.floor(decode / (st[jb + J.OUTPUT]! - 1));
   count(R.TPOT_CALLS);
   add64(R.TPOT_SUM, tpot);
+  add64(R.ITL_SUM, decode);
   histCount(P.OFF_HIST_TPOT, tpot);
   if (tpot > pr[P.GOAL_TPOT]!) st[jb + J.MISSED] = 1;
 }
