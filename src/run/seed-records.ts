@@ -39,17 +39,20 @@ export interface SeedRecord {
 }
 
 /**
- * A column of a per-seed table: its kind, meaning and value (NaN: none). `nullable`: a boolean
- * that may be null (numbers always may).
+ * A column of a table of records T (per seed, per request): its kind, meaning and value (NaN:
+ * none). `nullable`: a count or boolean that may be null (other numbers always may).
  */
-export interface SeedColumn {
-  readonly name: keyof SeedRecord;
+export interface RecordColumn<T> {
+  readonly name: keyof T & string;
   readonly kind: ColumnKind;
   readonly meaning: string;
   readonly nullable?: boolean;
   // a function literal a column: a shared `r[name]` would read every column through one megamorphic keyed load
-  readonly value: (r: SeedRecord) => string | number | boolean | null;
+  readonly value: (r: T) => string | number | boolean | null;
 }
+
+/** A column of a per-seed table. */
+export type SeedColumn = RecordColumn<SeedRecord>;
 
 /** The columns of a per-seed table, in table order (docs/outputs.md). */
 export const SEED_COLUMNS: readonly SeedColumn[] = [
