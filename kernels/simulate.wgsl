@@ -927,7 +927,8 @@ fn cacheLink(r: u32, child: u32, parent: u32) {
 
 /**
  * A model call's time to first token (from when it set out) and time per output token after
- * the first; a call that misses a goal marks its job.
+ * the first, with its decode time unfloored for the mean inter-token latency; a call that
+ * misses a goal marks its job.
  */
 fn callTimes(j: u32) {
   let jb = jobAt(j);
@@ -940,9 +941,11 @@ fn callTimes(j: u32) {
   histCount(P_OFF_HIST_TTFT, ttft);
   if (ttft > param(P_GOAL_TTFT)) { st[ix(jb + J_MISSED)] = 1u; }
   if (st[ix(jb + J_OUTPUT)] < 2u) { return; }
-  let tpot = (now - st[ix(jb + J_FIRST_AT)]) / (st[ix(jb + J_OUTPUT)] - 1u);
+  let decode = now - st[ix(jb + J_FIRST_AT)];
+  let tpot = decode / (st[ix(jb + J_OUTPUT)] - 1u);
   count(R_TPOT_CALLS);
   add64(R_TPOT_SUM, tpot);
+  add64(R_ITL_SUM, decode);
   histCount(P_OFF_HIST_TPOT, tpot);
   if (tpot > param(P_GOAL_TPOT)) { st[ix(jb + J_MISSED)] = 1u; }
 }

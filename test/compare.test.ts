@@ -74,6 +74,7 @@ describe('run --format vllm-bench', () => {
     const [line] = await vllmBench(JOBS);
     expect(line!['mean_ttft_ms']).toBeNull();
     expect(line!['p99_tpot_ms']).toBeNull();
+    expect(line!['mean_itl_ms']).toBeNull();
     expect(line!['mean_e2el_ms']).toBeGreaterThan(0);
   });
 });
@@ -94,8 +95,8 @@ describe('compare', () => {
   it('prints servesim, the measured figure and the error, and lists what it does not compare', async () => {
     const [line] = await vllmBench(PROBLEM, '--case', 'as-given');
     const ttft = line!['mean_ttft_ms'] as number;
-    // measured 25% slower: servesim is 20% under; vLLM's ITL and deviations have no counterpart, a null goodput is absent
-    const measured = { date: '20260101-000000', mean_ttft_ms: ttft * 1.25, request_goodput: null, mean_itl_ms: 12.5, std_ttft_ms: 3, p99_itl_ms: 40 };
+    // measured 25% slower: servesim is 20% under; vLLM's ITL quantiles and deviations have no counterpart, a null goodput is absent
+    const measured = { date: '20260101-000000', mean_ttft_ms: ttft * 1.25, request_goodput: null, median_itl_ms: 12.5, std_ttft_ms: 3, p99_itl_ms: 40 };
     const { code, out } = await runOnReference(['compare', file('measured.json', JSON.stringify(measured)), PROBLEM, '--case', 'as-given', ...SEEDS]);
     expect(code).toBe(0);
     const lines = out.split('\n');
@@ -103,7 +104,7 @@ describe('compare', () => {
     expect(lines.slice(2, 4)).toEqual(['figure        servesim  measured   error', '------------  --------  --------  ------']);
     expect(lines[4]).toMatch(/^mean_ttft_ms +\S+ +\S+ +-20\.0%$/);
     expect(lines).toHaveLength(8);
-    expect(lines[6]).toBe('not compared (servesim gives no such figure for this case): mean_itl_ms, std_ttft_ms, p99_itl_ms');
+    expect(lines[6]).toBe('not compared (servesim gives no such figure for this case): median_itl_ms, std_ttft_ms, p99_itl_ms');
   });
 
   it("lists a token figure as not compared where the design makes no model calls", async () => {
@@ -119,7 +120,7 @@ describe('compare', () => {
     ['several results, one a line', '{"mean_ttft_ms": 1}\n{"mean_ttft_ms": 2}\n', /is not one JSON object \(it has 2 lines: .*--append-result/],
     ['an array', '[{"mean_ttft_ms": 1}]', /must hold one JSON object, a vllm bench serve result/],
     ['a figure that is not a number', '{"mean_ttft_ms": "12 ms"}', /: mean_ttft_ms: must be a number, got "12 ms"/],
-    ['no figure servesim gives', '{"mean_itl_ms": 12, "completed": 100}', /holds none of the figures servesim gives \(request_throughput, /],
+    ['no figure servesim gives', '{"p99_itl_ms": 12, "completed": 100}', /holds none of the figures servesim gives \(request_throughput, /],
   ])('refuses a result holding %s, before simulating', async (_, text, message) => {
     let simulated = false;
     const { code, err } = await runOnReference(['compare', file('bad.json', text), PROBLEM, '--case', 'as-given'], () => (simulated = true));

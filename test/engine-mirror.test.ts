@@ -11,8 +11,10 @@
  *
  * Where the engines differ on purpose, a list below names the function and says why, and a
  * name in a list that no longer fits the files fails the test. simulate.ts also reads the
- * clock (`now`) and the heap's length from module variables where the kernel reads the state:
- * that alone is no reshaping, and is not listed (simulate.ts's header says why).
+ * clock (`now`) and the heap's length from module variables where the kernel reads the state,
+ * and tells an optional request recorder (`recorder.x(...)`, a method, for --requests-out) of
+ * counted calls and arrivals: neither is a reshaping, and neither is listed (simulate.ts's
+ * header says why).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +28,7 @@ const TS_ONLY: Record<string, string> = {
   fifoPop: "takes the FIFO's head when it comes before the heap's top",
   fifoFlush: 'moves the FIFO into the heap before init and advance return, so that the state between calls is the kernel\'s',
   unbind: 'copies the instance back from the arrays of its own it ran in (bind copied it in); the kernel runs in the state buffer',
+  recordRequests: "sets the recorder (--requests-out) that the reference engine tells of each counted call and arrival; the kernel records none",
 };
 
 /** Functions the kernel has and simulate.ts has not: where a GPU batch differs from one instance at a time. */

@@ -78,6 +78,8 @@ describe('a request alone on its replica', () => {
     expect(perToken).toBe(8250);
     expect(sum(results, 'tpotCalls')).toBeGreaterThan(100);
     expect(sum(results, 'tpotSum')).toBe(perToken * sum(results, 'tpotCalls'));
+    // every gap between two tokens alike: the mean inter-token latency's sum over its gaps
+    expect(sum(results, 'itlSum')).toBe(perToken * (sum(results, 'outputTokens') - sum(results, 'callsDone')));
     for (const r of results) expect(r.tpot[bucketOf(perToken)]).toBe(r.tpotCalls);
     // an unqueued call's TTFT: the three hops, then one prefill iteration of its whole prompt
     const hops = p[P.LB_OVERHEAD]! + p[P.APP_OVERHEAD]! + p[P.ROUTER_OVERHEAD]!;

@@ -37,6 +37,7 @@ function seed(
     tpotCalls: 0,
     tpot: new Uint32Array(0),
     tpotSum: 0,
+    itlSum: 0,
     outputTokens: 0,
     promptTokens: 0,
     cachedTokens: 0,
@@ -366,6 +367,19 @@ describe('summarize', () => {
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect(s.ttft_mean_ms).toBe(1_000_031 / 4 / 1000);
     expect(s.tpot_mean_ms).toBe(0.004);
+  });
+
+  it('weighs the mean inter-token latency by tokens, where TPOT\'s weighs calls', () => {
+    // seed 1: a call of 2 tokens decoding 10 us (TPOT 10), one of 11 decoding 20 us (TPOT 2) and
+    // one of a single token; seed 2: one call of a single token, no gap
+    const results = [
+      seed({ callsDone: 3, outputTokens: 2 + 11 + 1, tpotCalls: 2, tpot: histogram([10, 2]), tpotSum: 12, itlSum: 30 }),
+      seed({ callsDone: 1, outputTokens: 1, tpotCalls: 0, tpot: histogram([]), tpotSum: 0, itlSum: 0 }),
+    ];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.itl_mean_ms).toBe(30 / 11 / 1000);
+    expect(s.tpot_mean_ms).toBe(0.006);
+    expect(summarize('c', GOALS, 0.9, [results[1]!], TIMEOUT).itl_mean_ms).toBeNaN();
   });
 
   it('gives throughput as successes per second of every seed\'s measured window', () => {

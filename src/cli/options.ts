@@ -12,6 +12,7 @@ import { DEFAULT_MAX_SEEDS, seedRange, type SeedRange } from '../model/verdict.j
 import { parseQueueUrl } from '../queue/connection.js';
 import type { EngineChoice } from '../run/types.js';
 import { MAX_SEEDS } from '../sweep/limits.js';
+import { MAX_REQUEST_SEEDS } from '../run/limits.js';
 
 /** How a command writes its results on stdout. */
 export type OutputFormat = 'table' | 'json' | 'csv';
@@ -42,14 +43,33 @@ export const EXTENSIONS = Object.keys(FORMAT_OF_EXTENSION).join(', ');
 /** The extensions `--seeds-out FILE` takes: a per-seed table is Arrow or Parquet (FORMAT_OF_EXTENSION). */
 export const SEEDS_OUT_EXTENSIONS: readonly string[] = ['.parquet', '.arrow', '.feather', '.arrows'];
 
-/** `--seeds-out FILE`, for `run` and `sweep`: its extension names the format. */
-export function seedsOutOption(): Option {
-  return new Option('--seeds-out <file>', `also write one row per (grid point, case, seed) to this file: ${SEEDS_OUT_EXTENSIONS.join(', ')}`).argParser((text) => {
+/** A table of records' FILE option (`--seeds-out`, `--requests-out`): its extension names the format. */
+function recordsOutOption(flag: string, what: string): Option {
+  return new Option(`${flag} <file>`, `also write ${what} to this file: ${SEEDS_OUT_EXTENSIONS.join(', ')}`).argParser((text) => {
     if (!SEEDS_OUT_EXTENSIONS.includes(extname(text).toLowerCase())) {
-      throw new InvalidArgumentError(`--seeds-out writes Arrow or Parquet: name the file ${SEEDS_OUT_EXTENSIONS.map((e) => `*${e}`).join(', ')}, got '${text}'.`);
+      throw new InvalidArgumentError(`${flag} writes Arrow or Parquet: name the file ${SEEDS_OUT_EXTENSIONS.map((e) => `*${e}`).join(', ')}, got '${text}'.`);
     }
     return text;
   });
+}
+
+/** `--seeds-out FILE`, for `run` and `sweep`. */
+export function seedsOutOption(): Option {
+  return recordsOutOption('--seeds-out', 'one row per (grid point, case, seed)');
+}
+
+/** `--requests-out FILE`, for `run`: the per-request records (src/run/request-records.ts). */
+export function requestsOutOption(): Option {
+  return recordsOutOption('--requests-out', "one row per counted arrival (and per model call of an agent task) of each case's first --requests-seeds seeds");
+}
+
+/** Seeds a case records with `--requests-out` when `--requests-seeds` is not given. */
+export const DEFAULT_REQUEST_SEEDS = 1;
+
+/** `--requests-seeds N`: how many of each case's first seeds `--requests-out` records. */
+export function requestSeedsOption(): Option {
+  return new Option('--requests-seeds <n>', `seeds of each case --requests-out records, 0 .. n - 1 (default: ${DEFAULT_REQUEST_SEEDS}, at most ${MAX_REQUEST_SEEDS})`)
+    .argParser((text) => parseInteger(text, '--requests-seeds', 1, MAX_REQUEST_SEEDS));
 }
 export const ENGINE_CHOICES: readonly EngineChoice[] = ['auto', 'gpu', 'cpu'];
 

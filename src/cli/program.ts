@@ -25,6 +25,8 @@ import {
   maxSeedsOption,
   RUN_FORMATS,
   seedsOutOption,
+  requestsOutOption,
+  requestSeedsOption,
   parseChoice,
   parseConfidence,
   parseCostOption,
@@ -93,6 +95,8 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
     .addOption(formatOption(RUN_FORMATS))
     .addOption(new Option('--check', 'exit 1 when any case fails, 3 when one is undecided (within seed noise), else 0'))
     .addOption(seedsOutOption())
+    .addOption(requestsOutOption())
+    .addOption(requestSeedsOption())
     .addHelpText(
       'after',
       '\nOutput goes to stdout, progress and the engine used to stderr. With several problems,\n' +
@@ -104,7 +108,8 @@ export function buildProgram(deps: ProgramDeps, io: SweepIo, setExit: (code: num
         '  servesim run problems/hot-prefix.yaml --case peak-hour,server-dies --seeds 256\n' +
         '  servesim run problems/coding-agents.yaml --set router.policy=prefix-affinity -f csv\n' +
         '  servesim run hot-prefix --case as-given -f vllm-bench   # a vllm bench serve result a case, one a line\n' +
-        '  servesim run mmc --seeds 256 --seeds-out seeds.parquet   # also a row a seed: its counts, percentiles, goals met',
+        '  servesim run mmc --seeds 256 --seeds-out seeds.parquet   # also a row a seed: its counts, percentiles, goals met\n' +
+        '  servesim run hot-prefix --case as-given --requests-out requests.parquet   # also a row a request of seed 0',
     )
     .action(async (files: string[], opts: RunOptionValues) => {
       const { runCommand } = await commands.run();

@@ -12,11 +12,13 @@ import type { RunMeta, RunOptions, RunResult } from '../run/types.js';
 import { describeBatches } from '../run/batches.js';
 import { formatVllmBench } from '../run/vllm-bench.js';
 import type { SeedRecord } from '../run/seed-records.js';
-import { EXIT, seedOptions, type RunFormat, type SimulationOptionValues } from './options.js';
+import type { RequestRecord } from '../run/request-records.js';
+import { REQUEST_TABLE } from '../sweep/table.js';
+import { DEFAULT_REQUEST_SEEDS, EXIT, seedOptions, type RunFormat, type SimulationOptionValues } from './options.js';
 import { readProblemArgument } from './problem-argument.js';
 import { createProgressReporter, type ProgressStream } from './progress.js';
 import { outputProblem } from './output-file.js';
-import { checkSeedRows, runSeedTable, writeSeedsOut } from './seeds-out.js';
+import { checkSeedRows, runRecordTable, writeRecordsOut, writeSeedsOut } from './seeds-out.js';
 
 /** What the commands need from the rest of servesim; main.ts passes the real modules (lazy.ts). */
 export interface CliDeps {
@@ -33,8 +35,14 @@ export interface CliIo {
   onInterrupt(handler: () => void): () => void;
 }
 
-/** `run`'s options: the simulation's, its formats, `--check` and `--seeds-out`. */
-export type RunOptionValues = Omit<SimulationOptionValues, 'format'> & { readonly format: RunFormat; readonly check?: boolean; readonly seedsOut?: string };
+/** `run`'s options: the simulation's, its formats, `--check`, `--seeds-out` and `--requests-out`. */
+export type RunOptionValues = Omit<SimulationOptionValues, 'format'> & {
+  readonly format: RunFormat;
+  readonly check?: boolean;
+  readonly seedsOut?: string;
+  readonly requestsOut?: string;
+  readonly requestsSeeds?: number;
+};
 
 /** Runs the `run` command; resolves to the exit status. Input errors are thrown. */
 export async function runCommand(
@@ -60,15 +68,30 @@ export async function runCommand(
     const problem = outputProblem('--seeds-out', seedsOut);
     if (problem !== null) return usage(io, problem);
   }
+  const { requestsOut } = opts;
+  const requestsSeeds = opts.requestsSeeds ?? DEFAULT_REQUEST_SEEDS;
+  if (requestsOut === undefined && opts.requestsSeeds !== undefined) return usage(io, '--requests-seeds says how many seeds --requests-out records: name the file too');
+  if (requestsOut !== undefined) {
+    if (plans.length > 1) return usage(io, `--requests-out writes one problem's requests, and ${plans.length} problems were named: run them one at a time`);
+    // every case runs its first --seeds seeds, whatever --seeds auto adds
+    if (requestsSeeds > seeds.seeds) return usage(io, `--requests-seeds ${requestsSeeds} is more than the ${seeds.seeds} seeds each case runs (--seeds)`);
+    const problem = outputProblem('--requests-out', requestsOut);
+    if (problem !== null) return usage(io, problem);
+  }
 
   const controller = new AbortController();
   const release = io.onInterrupt(() => controller.abort());
   const results: RunResult[] = [];
   let seedRecords: readonly SeedRecord[] = [];
   const onSeedRecords = seedsOut === undefined ? undefined : (records: readonly SeedRecord[]): void => void (seedRecords = records);
+  let requestRecords: readonly RequestRecord[] = [];
+  const records: Pick<RunOptions, 'onSeedRecords' | 'requestRecords'> = {
+    ...(onSeedRecords === undefined ? {} : { onSeedRecords }),
+    ...(requestsOut === undefined ? {} : { requestRecords: { seeds: requestsSeeds, onRecords: (made) => void (requestRecords = made) } }),
+  };
   try {
     for (const [i, { problem, caseNames }] of plans.entries()) {
-      const result = await simulate(problem, caseNames, seeds, opts, deps, io, controller.signal, onSeedRecords);
+      const result = await simulate(problem, caseNames, seeds, opts, deps, io, controller.signal, records);
       if (controller.signal.aborted) break;
       results.push(result);
       writeResult(result, i, plans.length, opts, io);
@@ -87,10 +110,17 @@ export async function runCommand(
     io.stdout.write(formatJson(results.length === 1 && files.length === 1 ? results[0]! : results));
   }
   if (seedsOut !== undefined) {
-    const { subject, rows, meta } = runSeedTable(results[0]!, seedRecords);
+    const { subject, rows, meta } = runRecordTable(results[0]!, seedRecords);
     const failure = await writeSeedsOut(seedsOut, subject, rows, meta);
     if (failure !== null) return usage(io, failure);
     io.stderr.write(`wrote ${rows.length} rows (a row a seed) to ${seedsOut}\n`);
+  }
+  if (requestsOut !== undefined) {
+    const { subject, rows, meta } = runRecordTable(results[0]!, requestRecords);
+    const failure = await writeRecordsOut('--requests-out', REQUEST_TABLE, requestsOut, subject, rows, meta);
+    if (failure !== null) return usage(io, failure);
+    const which = requestsSeeds === 1 ? 'seed 0' : `seeds 0 to ${requestsSeeds - 1}`;
+    io.stderr.write(`wrote ${rows.length} rows (a row a counted arrival or model call of ${which}, run again on the reference engine) to ${requestsOut}\n`);
   }
   return opts.check === true ? checkStatus(results) : EXIT.ok;
 }
@@ -107,7 +137,7 @@ export async function simulate(
   deps: CliDeps,
   io: CliIo,
   signal: AbortSignal,
-  onSeedRecords?: RunOptions['onSeedRecords'],
+  records: Pick<RunOptions, 'onSeedRecords' | 'requestRecords'> = {},
 ): Promise<RunResult> {
   if (problem.traffic.trace !== null) io.stderr.write(traceLine(traceSummary(problem.traffic.trace)));
   const profile = problem.gpu?.profile;
@@ -123,7 +153,7 @@ export async function simulate(
       engine: opts.engine,
       signal,
       onProgress: progress.onProgress,
-      ...(onSeedRecords === undefined ? {} : { onSeedRecords }),
+      ...records,
     });
   } finally {
     progress.stop();

@@ -125,7 +125,9 @@ export const HEAP_WORDS = 4;
  * (REJECTED_AT_*, TIMED_OUT_AT_*: the stage a job was in at its deadline). QUEUED, WAITED,
  * WAIT_SUM: the GPU replicas' queues (or the plain server's); TOOL_*: the tool servers' queue,
  * in the same order. CALLS_DONE: model calls that finished (TTFT_SUM over them); TPOT_CALLS:
- * those with a second token. GOOD: successes that met every goal. ROUTER_AREA, TOOL_AREA:
+ * those with a second token, TPOT_SUM their floored TPOTs and ITL_SUM their (end - first token),
+ * which over their output tokens less one (OUTPUT_TOKENS - CALLS_DONE) is the mean inter-token
+ * latency. GOOD: successes that met every goal. ROUTER_AREA, TOOL_AREA:
  * busy slot-microseconds (the app's and orchestrator's are IN_SYSTEM_AREA). KV_AREA: each GPU
  * replica's KV in use (RP.KV_HELD) over the measured window, summed, in P.KV_UNIT tokens x
  * microseconds; KV_PEAK: the most KV_UNITs one replica held in it. OVERLOADED counts
@@ -138,7 +140,7 @@ export const enum R {
   LATENCY_SUM, LATENCY_SUM_HI, SOJOURN_SUM, SOJOURN_SUM_HI, QUEUED, WAITED, WAIT_SUM,
   WAIT_SUM_HI, TOOL_QUEUED, TOOL_WAITED, TOOL_WAIT_SUM, TOOL_WAIT_SUM_HI, PROMPT_TOKENS,
   PROMPT_TOKENS_HI, CACHED_TOKENS, CACHED_TOKENS_HI, OUTPUT_TOKENS, OUTPUT_TOKENS_HI,
-  CALLS_DONE, TTFT_SUM, TTFT_SUM_HI, TPOT_CALLS, TPOT_SUM, TPOT_SUM_HI, BUSY, BUSY_HI,
+  CALLS_DONE, TTFT_SUM, TTFT_SUM_HI, TPOT_CALLS, TPOT_SUM, TPOT_SUM_HI, ITL_SUM, ITL_SUM_HI, BUSY, BUSY_HI,
   BATCH_AREA, BATCH_AREA_HI, KV_AREA, KV_AREA_HI, KV_PEAK, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI,
   ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
   EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, COUNT,

@@ -90,6 +90,7 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     tpotCalls: record[R.TPOT_CALLS]!,
     tpot: histogram('tpot'),
     tpotSum: wide(R.TPOT_SUM),
+    itlSum: wide(R.ITL_SUM),
     outputTokens: wide(R.OUTPUT_TOKENS),
     promptTokens: wide(R.PROMPT_TOKENS),
     cachedTokens: wide(R.CACHED_TOKENS),

@@ -14,7 +14,9 @@
  * fifoFlush: not in the kernel); all go back to the caller's state before they return, so
  * the records, and the state between calls, are the kernel's (the heap's entries, if not in
  * the same places of it). Loading it raises V8's inlining budget (inlining.ts), so that each
- * event handler compiles as one function with everything it calls.
+ * event handler compiles as one function with everything it calls. It alone can tell a
+ * recorder of each counted call and arrival as it happens (RequestRecorder, `--requests-out`):
+ * a test of a null module variable where none is asked for.
  *
  * Time is integer microseconds. Between two events a GPU replica runs identical decode
  * iterations, so a run of them is one event (docs/model.md: continuous batching, chunked prefill).
@@ -106,6 +108,26 @@ var serverBase = 0;
 var replicaBase = 0;
 var replicaStride = 0;
 var entryOffset = 0;
+
+/**
+ * What the engine tells a request recorder (`--requests-out`, src/run/request-records.ts) of
+ * the counted arrivals of the instance it runs: `index` is an arrival's number in the instance
+ * (J.INDEX). The kernel has none; null unless runReference was given one, so an instance run
+ * without it pays a test at each place below and nothing else.
+ */
+export interface RequestRecorder {
+  /** Job `index` left a queue for service after `wait` microseconds: the tools' (`atTools`), else a GPU replica's or the server's. */
+  waited(index: number, atTools: boolean, wait: number): void;
+  /**
+   * A model call of job `index` (its step) finished at `end`: set out at `callAt`, its first
+   * token at `firstAt`, `output` tokens, a prompt of `prompt` of which `cached` were cached, on
+   * GPU replica `replica`.
+   */
+  called(index: number, step: number, callAt: number, firstAt: number, end: number, output: number, prompt: number, cached: number, replica: number): void;
+  /** Arrival `index`, come at `arrivalAt`, resolved at `at`: `outcome` is R.SUCCESSES, or the R counter its failure counts in. */
+  resolved(index: number, arrivalAt: number, at: number, outcome: number): void;
+}
+var recorder: RequestRecorder | null = null;
 
 const SESSION_KEY = 0x80000000;
 const NONE = 0xffffffff;
@@ -501,6 +523,7 @@ function noteWait(j: number, counters: number, hist: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] === 0) return;
   const wait = now - st[jb + J.ENQUEUED]!;
+  if (recorder !== null) recorder.waited(st[jb + J.INDEX]!, counters === R.TOOL_QUEUED, wait);
   if (wait > 0) count(counters + QW.WAITED);
   add64(counters + QW.WAIT_SUM, wait);
   histCount(hist, wait);
@@ -539,6 +562,7 @@ function jobSucceed(j: number): void {
     add64(R.SOJOURN_SUM, latency);
     histCount(P.OFF_HIST, latency);
     if (latency <= pr[P.GOAL_LATENCY]! && st[jb + J.MISSED] === 0) count(R.GOOD);
+    if (recorder !== null) recorder.resolved(st[jb + J.INDEX]!, st[jb + J.ARRIVAL]!, now, R.SUCCESSES);
   }
   jobRelease(j);
 }
@@ -550,6 +574,7 @@ function jobFail(j: number, cause: number): void {
     count(cause);
     add64(R.SOJOURN_SUM, now - st[jb + J.ARRIVAL]!);
     noteSojourn(j, now - st[jb + J.ARRIVAL]!);
+    if (recorder !== null) recorder.resolved(st[jb + J.INDEX]!, st[jb + J.ARRIVAL]!, now, cause);
   }
   jobRelease(j);
 }
@@ -1024,21 +1049,27 @@ function cacheLink(r: number, child: number, parent: number): void {
 
 /**
  * A model call's time to first token (from when it set out) and time per output token after
- * the first; a call that misses a goal marks its job.
+ * the first, with its decode time unfloored for the mean inter-token latency; a call that
+ * misses a goal marks its job.
  */
 function callTimes(j: number): void {
   const jb = jobAt(j);
   if (st[jb + J.COUNTED] === 0) return;
   const ttft = st[jb + J.FIRST_AT]! - st[jb + J.CALL_AT]!;
+  if (recorder !== null) {
+    recorder.called(st[jb + J.INDEX]!, st[jb + J.STEP]!, st[jb + J.CALL_AT]!, st[jb + J.FIRST_AT]!, now, st[jb + J.OUTPUT]!, st[jb + J.PROMPT]!, st[jb + J.CACHED]!, st[jb + J.REPLICA]!);
+  }
   count(R.CALLS_DONE);
   add64(R.OUTPUT_TOKENS, st[jb + J.OUTPUT]!);
   add64(R.TTFT_SUM, ttft);
   histCount(P.OFF_HIST_TTFT, ttft);
   if (ttft > pr[P.GOAL_TTFT]!) st[jb + J.MISSED] = 1;
   if (st[jb + J.OUTPUT]! < 2) return;
-  const tpot = Math.floor((now - st[jb + J.FIRST_AT]!) / (st[jb + J.OUTPUT]! - 1));
+  const decode = now - st[jb + J.FIRST_AT]!;
+  const tpot = Math.floor(decode / (st[jb + J.OUTPUT]! - 1));
   count(R.TPOT_CALLS);
   add64(R.TPOT_SUM, tpot);
+  add64(R.ITL_SUM, decode);
   histCount(P.OFF_HIST_TPOT, tpot);
   if (tpot > pr[P.GOAL_TPOT]!) st[jb + J.MISSED] = 1;
 }
@@ -1504,11 +1535,17 @@ function arrival(): void {
     }
     if (app !== NONE) st[sb + G.APP_RR] = app + 1;
     if (app === NONE || st[appAt(app) + AP.BUSY]! >= pr[P.APP_SLOTS]!) {
-      if (counted !== 0) count(R.REJECTED_AT_APP);
+      if (counted !== 0) {
+        count(R.REJECTED_AT_APP);
+        if (recorder !== null) recorder.resolved(index, now, now, R.REJECTED_AT_APP);
+      }
       return;
     }
     if (pr[P.KIND] === KIND.TASK && st[sb + G.ORCH_BUSY]! >= pr[P.ORCH_SLOTS]!) {
-      if (counted !== 0) count(R.REJECTED_AT_ORCH);
+      if (counted !== 0) {
+        count(R.REJECTED_AT_ORCH);
+        if (recorder !== null) recorder.resolved(index, now, now, R.REJECTED_AT_ORCH);
+      }
       return;
     }
   }
@@ -1516,7 +1553,10 @@ function arrival(): void {
   let j = NONE;
   if (st[sb + G.STOPPED] === 0) j = jobAlloc();
   if (j === NONE) {
-    if (counted !== 0) count(R.OVERLOADED);
+    if (counted !== 0) {
+      count(R.OVERLOADED);
+      if (recorder !== null) recorder.resolved(index, now, now, R.OVERLOADED);
+    }
     return;
   }
   const jb = jobAt(j);
@@ -1907,6 +1947,11 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
 /** The instance's state back into the caller's state array, at its slot. */
 function unbind(): void {
   home.set(st.subarray(0, pr[P.STATE_WORDS]!), homeBase);
+}
+
+/** The recorder that init and advance tell of counted arrivals from now on (null: none). */
+export function recordRequests(to: RequestRecorder | null): void {
+  recorder = to;
 }
 
 /** Starts the instance stored at slot `slot` as instance `instance` of base seed `seed`. */

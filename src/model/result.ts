@@ -75,7 +75,13 @@ export interface InstanceResult {
   readonly tpotCalls: number;
   readonly tpot: Uint32Array;
   readonly tpotSum: number;
-  /** Output tokens of those calls. */
+  /**
+   * Of the calls with more than one output token, the sum of (end - first token), microseconds,
+   * unfloored: over their gaps between tokens, outputTokens - callsDone (every call has at least
+   * one token, so a call of one adds none), it is the mean inter-token latency.
+   */
+  readonly itlSum: number;
+  /** Output tokens of the finished calls. */
   readonly outputTokens: number;
   /** Sum of successes' latencies, microseconds. */
   readonly latencySum: number;

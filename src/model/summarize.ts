@@ -32,7 +32,9 @@ const U32_MAX = 0xffffffff;
  * - Means pool the same values exactly: the seeds' sums over their counts (Σ latencySum /
  *   Σ successes, Σ ttftSum / Σ callsDone, Σ tpotSum / Σ tpotCalls), so a mean and the quantiles
  *   beside it describe one pooled set of values; NaN when it is empty. Each call's TPOT is
- *   floored to a microsecond by the engines before it is summed.
+ *   floored to a microsecond by the engines before it is summed. The mean inter-token latency
+ *   weighs tokens rather than calls, as vLLM's does: Σ itlSum / Σ (outputTokens - callsDone),
+ *   every gap between two tokens of a call alike ({@link meanItlMicros}).
  * - `p99_lo_ms`/`p99_hi_ms` are the nearest-rank 2.5% and 97.5% quantiles of the per-seed p99s
  *   (the same convention as the histogram's `quantile()`); seeds without successes are skipped.
  * - `p99_all_ms` counts every failure (arrivals - successes) at `timeoutMicros`. A
@@ -102,6 +104,8 @@ export class CaseSeeds {
   private good = 0;
   private latencySum = 0;
   private outputTokens = 0;
+  private itlSum = 0;
+  private itlGaps = 0;
   private measuredMicros = 0;
   private longestQueue = 0;
   private longestQueueAt = '';
@@ -154,6 +158,8 @@ export class CaseSeeds {
     this.good += r.good;
     this.latencySum += r.latencySum;
     this.outputTokens += r.outputTokens;
+    this.itlSum += r.itlSum;
+    this.itlGaps += tokenGaps(r);
     this.measuredMicros += r.measuredMicros;
     if (r.longestQueue > this.longestQueue) {
       this.longestQueue = r.longestQueue;
@@ -300,6 +306,7 @@ export class CaseSeeds {
       tpot_p99_ms: tpotP99 / 1000,
       tpot_p99_lo_ms: tpot.seedP99(0.025) / 1000,
       tpot_p99_hi_ms: tpot.seedP99(0.975) / 1000,
+      itl_mean_ms: (this.itlGaps > 0 ? this.itlSum / this.itlGaps : Number.NaN) / 1000,
       pass_probability: passProbability,
       pass_probability_lo: passLo,
       pass_probability_hi: passHi,
@@ -522,6 +529,22 @@ class Pooled {
     }
     return nearestRank(this.seedP99s, q);
   }
+}
+
+/**
+ * The gaps between two output tokens of a seed's finished calls: Σ (output tokens - 1) over the
+ * calls with two or more, whose (end - first token) itlSum sums. Every call has at least one
+ * token (the engines draw max(1, ...), a trace's lengths are at least 1), so a call of one
+ * adds nothing to either and the difference counts exactly those calls' gaps.
+ */
+function tokenGaps(r: InstanceResult): number {
+  return r.outputTokens - r.callsDone;
+}
+
+/** A seed's mean inter-token latency, microseconds, token-weighted as vLLM's; NaN without gaps. */
+export function meanItlMicros(r: InstanceResult): number {
+  const gaps = tokenGaps(r);
+  return gaps > 0 ? r.itlSum / gaps : Number.NaN;
 }
 
 /** 0 rather than NaN: these are "none of it" when nothing happened (no tokens, no calls). */

@@ -79,6 +79,9 @@ export interface PointsRunOptions<P> {
 export interface ConfigurationSeeds<P> {
   readonly point: P;
   readonly problem: Problem;
+  /** The case as it ran (its warm-up chosen), and the base seed its instances are numbered under. */
+  readonly config: EngineConfig;
+  readonly baseSeed: number;
   readonly caseIndex: number;
   readonly caseName: string;
   readonly first: number;
@@ -228,7 +231,7 @@ export async function runPoints<P>(points: readonly P[], problemOf: (point: P) =
               const results = decodeRecords(c.config, r);
               for (const result of results) c.seeds.add(result);
               const { point, problem, cases } = chunk[c.p]!;
-              options.onSeeds?.({ point, problem, caseIndex: c.k, caseName: cases[c.k]!.name, first, results });
+              options.onSeeds?.({ point, problem, config: c.config, baseSeed: spec.baseSeed, caseIndex: c.k, caseName: cases[c.k]!.name, first, results });
               look(c, l === looks.length - 1);
             },
           });

@@ -12,6 +12,7 @@ import type { CaseSummary } from '../model/summary.js';
 import type { BatchUsed } from './batches.js';
 import { runPoints, type PointsRunOptions } from './points.js';
 import { withSeedRecords } from './seed-records.js';
+import { withRequestRecords } from './request-records.js';
 
 export { closeEngines, pool } from './batches.js';
 
@@ -39,9 +40,11 @@ export async function runProblem(problem: Problem, options: RunOptions): Promise
     onPoint: (_, summaries) => void (rows = summaries),
     onProgress: (instancesDone, arrivalsDone, instancesTotal) => options.onProgress?.({ instancesDone, instancesTotal, arrivalsDone }),
   };
-  const { onSeedRecords } = options;
-  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, maxSeeds, baseSeed: options.baseSeed, engine: options.engine },
-    onSeedRecords === undefined ? pointOptions : withSeedRecords(pointOptions, (_, records) => onSeedRecords(records)));
+  const { onSeedRecords, requestRecords } = options;
+  const withSeeds = onSeedRecords === undefined ? pointOptions : withSeedRecords(pointOptions, (_, records) => onSeedRecords(records));
+  // outermost: its onSeeds hands on to the per-seed records'
+  const withRequests = requestRecords === undefined ? withSeeds : withRequestRecords(withSeeds, requestRecords.seeds, (_, records) => requestRecords.onRecords(records));
+  const { batches, error } = await runPoints([problem], (p) => p, { caseNames, seeds: options.seeds, maxSeeds, baseSeed: options.baseSeed, engine: options.engine }, withRequests);
   if (error !== null) throw error;
   if (options.signal?.aborted) throw new ServesimError('SERVESIM_CANCELLED', 'cancelled');
   return {

@@ -10,7 +10,7 @@ import type { Goals } from '../model/problem.js';
 import type { InstanceResult } from '../model/result.js';
 import type { ColumnKind } from '../model/summary.js';
 import { quantile } from '../model/histogram.js';
-import { seedGoals } from '../model/summarize.js';
+import { meanItlMicros, seedGoals } from '../model/summarize.js';
 import type { ConfigurationSeeds, PointsRunOptions } from './points.js';
 
 /** One seed of one case. Durations in milliseconds; NaN where there is no value (null in a table). */
@@ -29,6 +29,7 @@ export interface SeedRecord {
   readonly p99_ms: number;
   readonly ttft_p99_ms: number;
   readonly tpot_p99_ms: number;
+  readonly itl_mean_ms: number;
   readonly success_met: boolean;
   readonly p99_met: boolean;
   /** null where the problem sets no such goal. */
@@ -38,17 +39,20 @@ export interface SeedRecord {
 }
 
 /**
- * A column of a per-seed table: its kind, meaning and value (NaN: none). `nullable`: a boolean
- * that may be null (numbers always may).
+ * A column of a table of records T (per seed, per request): its kind, meaning and value (NaN:
+ * none). `nullable`: a count or boolean that may be null (other numbers always may).
  */
-export interface SeedColumn {
-  readonly name: keyof SeedRecord;
+export interface RecordColumn<T> {
+  readonly name: keyof T & string;
   readonly kind: ColumnKind;
   readonly meaning: string;
   readonly nullable?: boolean;
   // a function literal a column: a shared `r[name]` would read every column through one megamorphic keyed load
-  readonly value: (r: SeedRecord) => string | number | boolean | null;
+  readonly value: (r: T) => string | number | boolean | null;
 }
+
+/** A column of a per-seed table. */
+export type SeedColumn = RecordColumn<SeedRecord>;
 
 /** The columns of a per-seed table, in table order (docs/outputs.md). */
 export const SEED_COLUMNS: readonly SeedColumn[] = [
@@ -66,6 +70,7 @@ export const SEED_COLUMNS: readonly SeedColumn[] = [
   { name: 'p99_ms', kind: 'number', meaning: 'its 99th percentile end-to-end latency: the p99 its pass weighs', value: (r) => r.p99_ms },
   { name: 'ttft_p99_ms', kind: 'number', meaning: 'its 99th percentile time to first token (null without model calls)', value: (r) => r.ttft_p99_ms },
   { name: 'tpot_p99_ms', kind: 'number', meaning: 'its 99th percentile time per output token', value: (r) => r.tpot_p99_ms },
+  { name: 'itl_mean_ms', kind: 'number', meaning: "its mean inter-token latency, token-weighted as vLLM's: Σ (end - first token) / Σ (output tokens - 1) of its calls with two or more (exact)", value: (r) => r.itl_mean_ms },
   { name: 'success_met', kind: 'boolean', meaning: 'its success rate meets the success goal', value: (r) => r.success_met },
   { name: 'p99_met', kind: 'boolean', meaning: 'its p99 meets the p99 goal', value: (r) => r.p99_met },
   { name: 'ttft_p99_met', kind: 'boolean', nullable: true, meaning: 'its TTFT p99 meets the TTFT goal (null where the problem sets none)', value: (r) => r.ttft_p99_met },
@@ -94,6 +99,7 @@ export function seedRecord(caseName: string, seed: number, r: InstanceResult, go
     p99_ms: p99 / 1000,
     ttft_p99_ms: ttftP99 / 1000,
     tpot_p99_ms: tpotP99 / 1000,
+    itl_mean_ms: meanItlMicros(r) / 1000,
     success_met: met.success,
     p99_met: met.p99,
     ttft_p99_met: met.ttftP99,

@@ -3,6 +3,7 @@ import type { CaseSummary } from '../model/summary.js';
 import type { TraceSummary } from '../model/trace.js';
 import type { BatchUsed } from './batches.js';
 import type { SeedRecord } from './seed-records.js';
+import type { RequestRecord } from './request-records.js';
 
 /** What a user asks for: the GPU, the CPU pool, or whichever pays off for this batch. */
 export type EngineChoice = 'auto' | 'cpu' | 'gpu';
@@ -28,6 +29,11 @@ export interface RunOptions {
   readonly onProgress?: (progress: Progress) => void;
   /** The cases' per-seed records (src/run/seed-records.ts), cases in order, once all have run; none are made without it. */
   readonly onSeedRecords?: (records: readonly SeedRecord[]) => void;
+  /**
+   * The per-request records of each case's first `seeds` seeds (src/run/request-records.ts),
+   * cases in order, once all have run; none are made without it.
+   */
+  readonly requestRecords?: { readonly seeds: number; readonly onRecords: (records: readonly RequestRecord[]) => void };
 }
 
 export interface RunMeta {

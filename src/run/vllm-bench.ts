@@ -36,13 +36,15 @@ export const VLLM_BENCH_KEYS: readonly (readonly [key: string, column: keyof Cas
   ...STATISTICS.flatMap(({ vllm, column }) =>
     MOMENTS.map(([head, tail]) => [`${head}_${vllm}_ms`, `${column}${tail}_ms` as keyof CaseSummary] as const),
   ),
+  // ITL's quantiles need a histogram of the gaps between tokens, which the records do not keep
+  ['mean_itl_ms', 'itl_mean_ms'],
 ];
 
 const GIVEN: ReadonlySet<string> = new Set(VLLM_BENCH_KEYS.map(([key]) => key));
 
 /**
- * Figures a vLLM result may hold that servesim has no counterpart for: any statistic of the
- * inter-token latency, standard deviations, percentiles it does not compute, and the token
+ * Figures a vLLM result may hold that servesim has no counterpart for: the inter-token
+ * latency's quantiles, standard deviations, percentiles it does not compute, and the token
  * throughputs that count prompts.
  */
 const VLLM_FIGURE = /^(?:(?:mean|median|std|p\d+(?:\.\d+)?)_(?:ttft|tpot|itl|e2el)_ms|total_token_throughput|max_output_tokens_per_s)$/;
@@ -77,7 +79,7 @@ export interface FigureComparison {
 export interface MeasuredResult {
   /** Key to value, for the keys of {@link VLLM_BENCH_KEYS} it holds as numbers. */
   readonly figures: ReadonlyMap<string, number>;
-  /** Its figures servesim has no counterpart for (inter-token latency, deviations, ...), as they come. */
+  /** Its figures servesim has no counterpart for (ITL's quantiles, deviations, ...), as they come. */
   readonly others: readonly string[];
 }
 

@@ -13,8 +13,8 @@ import { ServesimError } from '../errors.js';
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
 import {
-  groupByPoint, resultColumns, resultMetadata, RUN_METADATA_KEYS, runMetadata, seedColumns, seedMetadata,
-  type ColumnType, type HeldPoints, type ResultColumn, type SeedRow, type TableSubject,
+  groupByPoint, recordColumns, recordMetadata, resultColumns, resultMetadata, RUN_METADATA_KEYS, runMetadata, SEED_TABLE,
+  type ColumnType, type HeldPoints, type RecordRow, type RecordTableKind, type ResultColumn, type SeedRow, type TableSubject,
 } from './table.js';
 
 export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
@@ -174,18 +174,28 @@ export function* sweepArrowPieces(sweep: Sweep, rows: readonly SweepRow[], meta:
 }
 
 /**
- * A per-seed table (`--seeds-out`) as one Arrow IPC stream or file, in pieces, as
- * sweepArrowPieces writes a sweep's: rows grouped by grid point, the grid points of `subject`
- * they lack named in the metadata.
+ * A table of records (`--seeds-out`, `--requests-out`) as one Arrow IPC stream or file, in
+ * pieces, as sweepArrowPieces writes a sweep's: rows grouped by grid point, the grid points of
+ * `subject` they lack named in the metadata.
  */
-export function* seedArrowPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
+export function* recordArrowPieces<T extends { readonly case: string }>(kind: RecordTableKind<T>, subject: TableSubject, rows: readonly RecordRow<T>[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
   const { groups, held } = groupByPoint(rows, options.stopped);
-  yield* tablePieces(new RecordTable(seedColumns(subject), seedMetadata(subject, meta, rows.length, held)), groups, options);
+  yield* tablePieces(new RecordTable(recordColumns(kind, subject), recordMetadata(kind, subject, meta, rows.length, held)), groups, options);
 }
 
-/** seedArrowPieces, whole. */
+/** recordArrowPieces, whole. */
+export function recordsToArrow<T extends { readonly case: string }>(kind: RecordTableKind<T>, subject: TableSubject, rows: readonly RecordRow<T>[], meta: SweepMeta, options: SweepArrowOptions = {}): Uint8Array {
+  return Buffer.concat([...recordArrowPieces(kind, subject, rows, meta, options)]);
+}
+
+/** A per-seed table (`--seeds-out`), in pieces. */
+export function seedArrowPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Generator<Uint8Array> {
+  return recordArrowPieces(SEED_TABLE, subject, rows, meta, options);
+}
+
+/** A per-seed table, whole. */
 export function seedsToArrow(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepArrowOptions = {}): Uint8Array {
-  return Buffer.concat([...seedArrowPieces(subject, rows, meta, options)]);
+  return recordsToArrow(SEED_TABLE, subject, rows, meta, options);
 }
 
 /** The schema, a record batch a group of rows (or of `rowsPerBatch`), the end. */
@@ -285,8 +295,10 @@ export function readSweepArrow(data: Uint8Array, name: string): SweepArrow {
   if (!file && found.schema === null) {
     throw unreadable(`${name} is not an Arrow IPC file or stream (write one with servesim sweep --out FILE.arrow)`);
   }
-  if (found.schema?.metadata.get('servesim.table') === 'seeds') {
-    throw unreadable(`${name} is a per-seed table (--seeds-out), a row a seed: servesim report reads a sweep's table (servesim sweep --out FILE.arrow)`);
+  const kind = found.schema?.metadata.get('servesim.table');
+  if (kind === 'seeds' || kind === 'requests') {
+    const what = kind === 'seeds' ? 'a per-seed table (--seeds-out), a row a seed' : 'a per-request table (--requests-out), a row a request or call';
+    throw unreadable(`${name} is ${what}: servesim report reads a sweep's table (servesim sweep --out FILE.arrow)`);
   }
   const expected = Number(found.schema?.metadata.get('servesim.rows') ?? NaN);
   if (found.rows < expected) gaps.unshift(`it holds ${found.rows} of ${expected} rows`);

@@ -8,7 +8,8 @@ import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 
 import type { Sweep } from './spec.js';
 import type { SweepMeta, SweepRow } from './run.js';
 import {
-  groupByPoint, resultColumns, resultMetadata, seedColumns, seedMetadata, type ColumnType, type ResultColumn, type SeedRow, type TableSubject,
+  groupByPoint, recordColumns, recordMetadata, resultColumns, resultMetadata, SEED_TABLE,
+  type ColumnType, type RecordRow, type RecordTableKind, type ResultColumn, type SeedRow, type TableSubject,
 } from './table.js';
 
 const PARQUET_TYPES: Readonly<Record<ColumnType, BasicType>> = {
@@ -37,15 +38,25 @@ export function* sweepParquetPieces(sweep: Sweep, rows: readonly SweepRow[], met
   yield* parquetPieces(resultColumns(sweep), resultMetadata(sweep, meta, held), groups.flat(), options.rowsPerGroup);
 }
 
-/** A per-seed table (`--seeds-out`) as Parquet, in pieces, as sweepParquetPieces writes a sweep's. */
-export function* seedParquetPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
+/** A table of records (`--seeds-out`, `--requests-out`) as Parquet, in pieces, as sweepParquetPieces writes a sweep's. */
+export function* recordParquetPieces<T extends { readonly case: string }>(kind: RecordTableKind<T>, subject: TableSubject, rows: readonly RecordRow<T>[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
   const { groups, held } = groupByPoint(rows, options.stopped);
-  yield* parquetPieces(seedColumns(subject), seedMetadata(subject, meta, rows.length, held), groups.flat(), options.rowsPerGroup);
+  yield* parquetPieces(recordColumns(kind, subject), recordMetadata(kind, subject, meta, rows.length, held), groups.flat(), options.rowsPerGroup);
 }
 
-/** seedParquetPieces, whole. */
+/** recordParquetPieces, whole. */
+export function recordsToParquet<T extends { readonly case: string }>(kind: RecordTableKind<T>, subject: TableSubject, rows: readonly RecordRow<T>[], meta: SweepMeta, stopped?: string): Uint8Array {
+  return Buffer.concat([...recordParquetPieces(kind, subject, rows, meta, stopped === undefined ? {} : { stopped })]);
+}
+
+/** A per-seed table (`--seeds-out`), in pieces. */
+export function seedParquetPieces(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, options: SweepParquetOptions = {}): Generator<Uint8Array> {
+  return recordParquetPieces(SEED_TABLE, subject, rows, meta, options);
+}
+
+/** A per-seed table, whole. */
 export function seedsToParquet(subject: TableSubject, rows: readonly SeedRow[], meta: SweepMeta, stopped?: string): Uint8Array {
-  return Buffer.concat([...seedParquetPieces(subject, rows, meta, stopped === undefined ? {} : { stopped })]);
+  return recordsToParquet(SEED_TABLE, subject, rows, meta, stopped);
 }
 
 /** `ordered` rows in these columns, with this key/value metadata: the bytes of each write as it is made, then the footer. */

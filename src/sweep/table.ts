@@ -8,7 +8,8 @@ import { goalsInMilliseconds } from '../model/problem.js';
 import { BOOLEAN_COLUMNS, INTEGER_COLUMNS, SUMMARY_COLUMNS, TEXT_COLUMNS, type CaseSummary } from '../model/summary.js';
 import type { GridAxis, GridPoint, Sweep } from './spec.js';
 import { VERDICT_LEVEL } from '../model/verdict.js';
-import { SEED_COLUMNS, type SeedColumn, type SeedRecord } from '../run/seed-records.js';
+import { SEED_COLUMNS, type RecordColumn, type SeedRecord } from '../run/seed-records.js';
+import { REQUEST_COLUMNS, type RequestRecord } from '../run/request-records.js';
 import type { SweepMeta, SweepRow } from './run.js';
 
 /** Counts are int32, other numbers float64. */
@@ -24,11 +25,26 @@ export interface ResultColumn<R = SweepRow> {
   readonly valueOf: (row: R) => number | string | boolean | null;
 }
 
-/** A per-seed table's row (`--seeds-out`): a seed of a case of a grid point. */
-export interface SeedRow {
+/** A row of a table of records of a grid point: a seed of a case (`--seeds-out`), a request of a seed (`--requests-out`). */
+export interface RecordRow<T> {
   readonly point: GridPoint;
-  readonly record: SeedRecord;
+  readonly record: T;
 }
+
+/** A per-seed table's row (`--seeds-out`): a seed of a case of a grid point. */
+export type SeedRow = RecordRow<SeedRecord>;
+
+/** A per-request table's row (`--requests-out`). */
+export type RequestRow = RecordRow<RequestRecord>;
+
+/** A table of records: what its `servesim.table` says it is, and its columns after the grid's. */
+export interface RecordTableKind<T extends { readonly case: string }> {
+  readonly table: 'seeds' | 'requests';
+  readonly columns: readonly RecordColumn<T>[];
+}
+
+export const SEED_TABLE: RecordTableKind<SeedRecord> = { table: 'seeds', columns: SEED_COLUMNS };
+export const REQUEST_TABLE: RecordTableKind<RequestRecord> = { table: 'requests', columns: REQUEST_COLUMNS };
 
 function gridColumn<R extends { readonly point: GridPoint }>(axis: GridAxis, a: number): ResultColumn<R> {
   if (axis.type === 'string') {
@@ -59,14 +75,15 @@ export function resultColumns(sweep: Sweep): ResultColumn[] {
   return [...sweep.axes.map(gridColumn), ...SUMMARY_COLUMNS.map((name) => summaryColumn(name, sweep.caseNames))];
 }
 
-/** The columns of a per-seed table, in table order: the grid's, then SEED_COLUMNS. */
-export function seedColumns(subject: TableSubject): ResultColumn<SeedRow>[] {
-  const seedColumn = ({ name, kind, nullable, value }: SeedColumn): ResultColumn<SeedRow> => {
+/** The columns of a table of records, in table order: the grid's, then the kind's. */
+export function recordColumns<T extends { readonly case: string }>(kind: RecordTableKind<T>, subject: TableSubject): ResultColumn<RecordRow<T>>[] {
+  const recordColumn = ({ name, kind: type, nullable, value }: RecordColumn<T>): ResultColumn<RecordRow<T>> => {
     if (name === 'case') return { name, type: 'string', nullable: false, names: subject.caseNames, valueOf: (r) => r.record.case };
-    if (kind === 'boolean') return { name, type: 'bool', nullable: nullable === true, valueOf: (r) => value(r.record) };
-    return { name, type: kind === 'count' ? 'int32' : 'float64', nullable: kind !== 'count', valueOf: (r) => finiteOrNull(value(r.record) as number) };
+    if (type === 'boolean') return { name, type: 'bool', nullable: nullable === true, valueOf: (r) => value(r.record) };
+    if (type === 'text') return { name, type: 'string', nullable: false, valueOf: (r) => value(r.record) };
+    return { name, type: type === 'count' ? 'int32' : 'float64', nullable: type !== 'count' || nullable === true, valueOf: (r) => finiteOrNull(value(r.record) as number) };
   };
-  return [...subject.axes.map((axis, a) => gridColumn<SeedRow>(axis, a)), ...SEED_COLUMNS.map(seedColumn)];
+  return [...subject.axes.map((axis, a) => gridColumn<RecordRow<T>>(axis, a)), ...kind.columns.map(recordColumn)];
 }
 
 /** Which grid points a table holds, when not all of them: what a sweep stopped early finished. */
@@ -178,12 +195,12 @@ export function resultMetadata(sweep: TableSubject, meta: SweepMeta, held?: Held
 }
 
 /**
- * A per-seed table's metadata: the sweep's (resultMetadata), `servesim.rows` its own, and
- * `servesim.table` = `seeds`, which tells it from a sweep's table.
+ * A table of records' metadata: the sweep's (resultMetadata), `servesim.rows` its own, and
+ * `servesim.table` its kind's (`seeds`, `requests`), which tells it from a sweep's table.
  */
-export function seedMetadata(subject: TableSubject, meta: SweepMeta, rows: number, held?: HeldPoints): [string, string][] {
+export function recordMetadata(kind: Pick<RecordTableKind<never>, 'table'>, subject: TableSubject, meta: SweepMeta, rows: number, held?: HeldPoints): [string, string][] {
   return [
-    ['servesim.table', 'seeds'],
+    ['servesim.table', kind.table],
     ...resultMetadata(subject, meta, held).map(([key, value]): [string, string] => [key, key === 'servesim.rows' ? String(rows) : value]),
   ];
 }
