@@ -17,6 +17,7 @@ export const UNIT = [
   'test/hint-cost.test.ts',
   'test/hint-explain.test.ts',
   'test/kernel-shape.test.ts',
+  'test/kv-offload.test.ts',
   'test/problem-errors.test.ts',
   'test/problem-files.test.ts',
   'test/problem-overrides.test.ts',

@@ -25,7 +25,7 @@ function describeShape(shape: ReturnType<typeof shapeConstants>): string {
   const failures = Object.entries(TARGET_NAME)
     .filter(([code]) => (shape.FAILURE_TARGETS & (1 << Number(code))) !== 0)
     .map(([, name]) => name);
-  return `${KIND_NAME[shape.KIND]}; slowdown: ${TARGET_NAME[shape.SLOW_TARGET]}; failures: ${failures.length === 0 ? 'none' : failures.join(', ')}`;
+  return `${KIND_NAME[shape.KIND]}; slowdown: ${TARGET_NAME[shape.SLOW_TARGET]}; failures: ${failures.length === 0 ? 'none' : failures.join(', ')}${shape.OFFLOAD !== 0 ? '; KV offload tier' : ''}`;
 }
 
 async function main(): Promise<void> {

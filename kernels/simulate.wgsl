@@ -22,9 +22,10 @@
 //
 // The configuration's shape, one for every configuration of a batch, is a set of pipeline
 // constants, not params: simulate.ts's p[P.KIND] and p[P.SLOW_TARGET] read KIND and
-// SLOW_TARGET here, and the handlers a shape can never reach (the M/M/c server for a GPU
-// problem, the tools for plain requests, a failure's target that no failure has) sit behind
-// guards on them that simulate.ts does not need. The compiler then leaves that code out, so a
+// SLOW_TARGET here (its p[P.OFFLOAD_CAP] !== 0, OFFLOAD), and the handlers a shape can never
+// reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's target
+// that no failure has, the KV offload tier) sit behind guards on them that simulate.ts does not
+// need. The compiler then leaves that code out, so a
 // shape compiles in a fraction of the time, and on a Mesa before 24, whose llvmpipe runs both
 // sides of every branch, each line compiled costs every event (docs/architecture.md).
 //
@@ -60,6 +61,9 @@ override KIND: u32;
 override SLOW_TARGET: u32;
 // A bit (1 << TARGET_x) for each target some failure of the scenario has.
 override FAILURE_TARGETS: u32;
+// Whether the GPU replicas have a KV offload tier: simulate.ts's p[P.OFFLOAD_CAP] != 0 (the
+// tier's code sits behind it, so a shape without one compiles none of it).
+override OFFLOAD: bool;
 
 // How the batch's records share the state buffer (src/gpu/engine.ts's stateLayout): one after
 // another, or with INTERLEAVED word by word, word i of every instance side by side, so that
@@ -187,6 +191,11 @@ fn later(runs: u32, dur: u32) -> u32 {
   return now + runs * dur;
 }
 
+/** floor((n x perNs + baseNs) / 1000): n tokens' nanoseconds below their whole microseconds, in parts that stay inside u32 (n's thousands exactly). */
+fn tokenMicros(n: u32, perNs: u32, baseNs: u32) -> u32 {
+  return (n / 1000u) * perNs + ((n % 1000u) * perNs + baseNs) / 1000u;
+}
+
 /**
  * The time base + n x per from now, each a whole microseconds and nanoseconds below them (layout.ts
  * P), floored to the microsecond once: n tokens of BLIS's alphas, kept to the nanosecond. NONE past
@@ -195,7 +204,7 @@ fn later(runs: u32, dur: u32) -> u32 {
  */
 fn laterTokens(baseUs: u32, baseNs: u32, n: u32, perUs: u32, perNs: u32) -> u32 {
   let whole = later(n, perUs);
-  let ns = (n / 1000u) * perNs + ((n % 1000u) * perNs + baseNs) / 1000u;
+  let ns = tokenMicros(n, perNs, baseNs);
   if (whole == NONE) { return NONE; }
   if (ns > NONE - 1u - whole || baseUs > NONE - 1u - whole - ns) {
     fail(ERR_HORIZON);
@@ -557,7 +566,7 @@ fn serviceEnd(j: u32) {
   noteBusy(st[ix(jb + J_STARTED)], st[ix(sb + G_NOW)], 1u);
 }
 
-// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned; the offload tier ----
 
 fn runningAt(r: u32, i: u32) -> u32 {
   return replicaAt(r) + REPLICA_HEADER_WORDS + i;
@@ -567,29 +576,43 @@ fn entryAt(r: u32, e: u32) -> u32 {
   return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + e * ENTRY_WORDS;
 }
 
+fn offloadAt(r: u32, t: u32) -> u32 {
+  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + param(P_CACHE_CAP) * ENTRY_WORDS + t * OFFLOAD_WORDS;
+}
+
 /** The entries of replica r that may be in use: those below its high-water mark. */
 fn cacheUsed(r: u32) -> u32 {
   return st[ix(replicaAt(r) + RP_ENTRIES)];
 }
 
-/** The entry of replica r with key `key` (not 0), or NONE. */
-fn cacheFind(r: u32, key: u32) -> u32 {
-  let used = cacheUsed(r);
+/** The first of `used` records of `words` words from `at` (a table of entries, by their keys) whose key is `key`, or NONE. */
+fn recordFind(at: u32, used: u32, words: u32, key: u32) -> u32 {
   for (var e = 0u; e < used; e++) {
-    if (st[ix(entryAt(r, e) + E_KEY)] == key) { return e; }
+    if (st[ix(at + e * words)] == key) { return e; }
   }
   return NONE;
 }
 
+/**
+ * An empty record (key 0) of the table from `at` whose high-water mark is word `mark`: the
+ * lowest, raising the mark past it, or NONE when all `cap` are in use.
+ */
+fn recordFree(at: u32, mark: u32, cap: u32, words: u32) -> u32 {
+  let used = st[ix(mark)];
+  let e = recordFind(at, used, words, 0u);
+  if (e != NONE || used == cap) { return e; }
+  st[ix(mark)] = used + 1u;
+  return used;
+}
+
+/** The entry of replica r with key `key` (not 0), or NONE. */
+fn cacheFind(r: u32, key: u32) -> u32 {
+  return recordFind(entryAt(r, 0u) + E_KEY, cacheUsed(r), ENTRY_WORDS, key);
+}
+
 /** An empty entry of replica r, the lowest (raising the high-water mark past it), or NONE when all are in use. */
 fn cacheFree(r: u32) -> u32 {
-  let used = cacheUsed(r);
-  for (var e = 0u; e < used; e++) {
-    if (st[ix(entryAt(r, e) + E_KEY)] == 0u) { return e; }
-  }
-  if (used == param(P_CACHE_CAP)) { return NONE; }
-  st[ix(replicaAt(r) + RP_ENTRIES)] = used + 1u;
-  return used;
+  return recordFree(entryAt(r, 0u) + E_KEY, replicaAt(r) + RP_ENTRIES, param(P_CACHE_CAP), ENTRY_WORDS);
 }
 
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
@@ -688,12 +711,80 @@ fn cacheVictim(r: u32) -> u32 {
   return victim;
 }
 
-/** Evicts least-recently-used unpinned entries until `need` tokens are free. */
+/** The key of entry e of replica r, 0 for NONE. */
+fn cacheKey(r: u32, e: u32) -> u32 {
+  if (e == NONE) { return 0u; }
+  return st[ix(entryAt(r, e) + E_KEY)];
+}
+
+/** The offload entry of replica r with key `key` (not 0), or NONE. */
+fn offloadFind(r: u32, key: u32) -> u32 {
+  return recordFind(offloadAt(r, 0u) + OE_KEY, st[ix(replicaAt(r) + RP_OFFLOAD_ENTRIES)], OFFLOAD_WORDS, key);
+}
+
+fn offloadDrop(r: u32, t: u32) {
+  let ob = offloadAt(r, t);
+  let rb = replicaAt(r);
+  st[ix(rb + RP_OFFLOAD_USED)] = st[ix(rb + RP_OFFLOAD_USED)] - st[ix(ob + OE_TOKENS)];
+  st[ix(ob + OE_KEY)] = 0u;
+  st[ix(ob + OE_TOKENS)] = 0u;
+  st[ix(ob + OE_DEPTH)] = 0u;
+  st[ix(ob + OE_LAST)] = 0u;
+  st[ix(ob + OE_HELD)] = 0u;
+}
+
+/** The offload tier's least recently used entry not held, or NONE. */
+fn offloadVictim(r: u32) -> u32 {
+  var victim = NONE;
+  var oldest = NONE;
+  let used = st[ix(replicaAt(r) + RP_OFFLOAD_ENTRIES)];
+  for (var t = 0u; t < used; t++) {
+    let ob = offloadAt(r, t);
+    if (st[ix(ob + OE_KEY)] != 0u && st[ix(ob + OE_HELD)] == 0u && (victim == NONE || st[ix(ob + OE_LAST)] < oldest)) {
+      victim = t;
+      oldest = st[ix(ob + OE_LAST)];
+    }
+  }
+  return victim;
+}
+
+/**
+ * Entry e of replica r, evicted from its cache, moves whole to its offload tier with its last
+ * use, the tier evicting its own least recently used entries to make room; an entry larger than
+ * the tier (or than what it holds for calls being admitted) is dropped. Entries hold at least the
+ * smallest cached context, so compile.ts sizes the tier's table to never fill.
+ */
+fn offloadStore(r: u32, e: u32) {
+  let eb = entryAt(r, e);
+  let rb = replicaAt(r);
+  let tokens = st[ix(eb + E_TOKENS)];
+  if (tokens > param(P_OFFLOAD_TOKENS)) { return; }
+  while (param(P_OFFLOAD_TOKENS) - st[ix(rb + RP_OFFLOAD_USED)] < tokens) {
+    let victim = offloadVictim(r);
+    if (victim == NONE) { return; }
+    offloadDrop(r, victim);
+  }
+  let t = recordFree(offloadAt(r, 0u) + OE_KEY, rb + RP_OFFLOAD_ENTRIES, param(P_OFFLOAD_CAP), OFFLOAD_WORDS);
+  if (t == NONE) {
+    fail(ERR_CACHE_FULL);
+    return;
+  }
+  let ob = offloadAt(r, t);
+  st[ix(rb + RP_OFFLOAD_USED)] = st[ix(rb + RP_OFFLOAD_USED)] + tokens;
+  st[ix(ob + OE_KEY)] = st[ix(eb + E_KEY)];
+  st[ix(ob + OE_TOKENS)] = tokens;
+  st[ix(ob + OE_DEPTH)] = st[ix(eb + E_DEPTH)];
+  st[ix(ob + OE_LAST)] = st[ix(eb + E_LAST)];
+  st[ix(ob + OE_HELD)] = 0u;
+}
+
+/** Evicts least-recently-used unpinned entries until `need` tokens are free; each moves to the offload tier, if any. */
 fn cacheMakeRoom(r: u32, need: u32) -> bool {
   let rb = replicaAt(r);
   while (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)] < need) {
     let victim = cacheVictim(r);
     if (victim == NONE) { return false; }
+    if (OFFLOAD) { offloadStore(r, victim); }
     cacheDrop(r, victim);
   }
   return true;
@@ -703,8 +794,14 @@ fn cacheMakeRoom(r: u32, need: u32) -> bool {
  * A new entry of `tokens` tokens (covering `depth` prompt tokens with its ancestors') that the
  * caller has already counted in KV_USED. Entries hold at least the smallest cached context and
  * fit in kvTokens, so compile.ts sizes the table to never fill: a full one stops the instance.
+ * Its key's copy in the offload tier, if any, goes.
  */
 fn cacheInsert(r: u32, key: u32, tokens: u32, depth: u32, pins: u32) -> u32 {
+  // held once: a context back in the cache leaves the offload tier
+  if (OFFLOAD) {
+    let t = offloadFind(r, key);
+    if (t != NONE) { offloadDrop(r, t); }
+  }
   let e = cacheFree(r);
   if (e == NONE) {
     fail(ERR_CACHE_FULL);
@@ -802,6 +899,110 @@ fn cacheStoreSession(r: u32, j: u32) {
   cacheInsert(r, key, tokens, tokens, 0u);
 }
 
+/** Entry `child` of replica r hangs under entry `parent`. */
+fn cacheLink(r: u32, child: u32, parent: u32) {
+  st[ix(entryAt(r, child) + E_PARENT)] = parent;
+  st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] + 1u;
+}
+
+/**
+ * Entries for the trace's nodes from key `key` up to entry `above`'s (NONE: to the top), each
+ * under the one above it and the highest under `above`, whose tokens the caller counts in
+ * KV_USED: the deepest, or NONE when the table is full.
+ */
+fn cachePath(r: u32, key: u32, above: u32) -> u32 {
+  let aboveKey = cacheKey(r, above);
+  // from the node itself up to the cached one, each new entry the parent of the last
+  var child = NONE;
+  var deepest = NONE;
+  var u = key;
+  while (u != aboveKey) {
+    let e = cacheInsert(r, u, treeWord(u, TN_TOKENS), treeWord(u, TN_DEPTH), 0u);
+    if (e == NONE) { return NONE; }
+    if (child == NONE) { deepest = e; }
+    else { cacheLink(r, child, e); }
+    child = e;
+    u = treeWord(u, TN_PARENT);
+  }
+  if (above != NONE) { cacheLink(r, child, above); }
+  return deepest;
+}
+
+/**
+ * The offload entry of the deepest node on the path to trace node key `key` below key
+ * `aboveKey` (the cache's deepest on it, 0: none) whose path up to it is all in the tier, or
+ * NONE: a node past a gap would leave the gap's tokens to compute, so it counts for nothing.
+ */
+fn offloadPath(r: u32, key: u32, aboveKey: u32) -> u32 {
+  var best = NONE;
+  for (var u = key; u != aboveKey; u = treeWord(u, TN_PARENT)) {
+    let t = offloadFind(r, u);
+    if (t == NONE) { best = NONE; }
+    else if (best == NONE) { best = t; }
+  }
+  return best;
+}
+
+/**
+ * The offload entry that covers more of job j's prompt than its deepest cached entry e (or NONE)
+ * does, or NONE: a task's session context unless e is it; else its shared prefix or system prompt
+ * when the cache has none; on a trace, the deepest node below e's that the tier holds with the
+ * path up to e's (offloadPath).
+ */
+fn offloadBest(r: u32, j: u32, e: u32) -> u32 {
+  let cachedKey = cacheKey(r, e);
+  if (KIND == KIND_TASK) {
+    let session = SESSION_KEY | st[ix(jobAt(j) + J_INDEX)];
+    if (cachedKey == session) { return NONE; }
+    let t = offloadFind(r, session);
+    if (t != NONE) { return t; }
+  }
+  let key = prefixKey(j);
+  if (key == 0u) { return NONE; }
+  if (param(P_TRACE_ROWS) != 0u) { return offloadPath(r, key, cachedKey); }
+  if (cachedKey != 0u) { return NONE; }
+  return offloadFind(r, key);
+}
+
+/**
+ * The offload entries a load of entry t takes (on a trace, its path up to entry e of the cache)
+ * are held (1) or let go (0): the tier's eviction spares them while the cache makes room.
+ */
+fn offloadHold(r: u32, t: u32, e: u32, held: u32) {
+  if (param(P_TRACE_ROWS) == 0u) {
+    st[ix(offloadAt(r, t) + OE_HELD)] = held;
+    return;
+  }
+  let aboveKey = cacheKey(r, e);
+  for (var u = st[ix(offloadAt(r, t) + OE_KEY)]; u != aboveKey; u = treeWord(u, TN_PARENT)) {
+    st[ix(offloadAt(r, offloadFind(r, u)) + OE_HELD)] = held;
+  }
+}
+
+/** The tokens a load of offload entry t brings into replica r's cache: on a trace its path below entry e, else its own (a root). */
+fn offloadTokens(r: u32, t: u32, e: u32) -> u32 {
+  // (an if, not a select: a select would read entry NONE's words)
+  var above = 0u;
+  if (param(P_TRACE_ROWS) != 0u && e != NONE) { above = st[ix(entryAt(r, e) + E_DEPTH)]; }
+  return st[ix(offloadAt(r, t) + OE_DEPTH)] - above;
+}
+
+/**
+ * Offload entry t (on a trace, with its path up to entry e) back in replica r's cache, out of the
+ * tier (cacheInsert): the deepest new entry, or NONE when the table is full. The caller counts
+ * its tokens (offloadTokens) in KV_USED.
+ */
+fn offloadLoad(r: u32, t: u32, e: u32) -> u32 {
+  let ob = offloadAt(r, t);
+  if (param(P_TRACE_ROWS) != 0u) { return cachePath(r, st[ix(ob + OE_KEY)], e); }
+  return cacheInsert(r, st[ix(ob + OE_KEY)], st[ix(ob + OE_TOKENS)], st[ix(ob + OE_DEPTH)], 0u);
+}
+
+/** Microseconds loading n tokens of KV from the offload tier takes (P_OFFLOAD_TOKEN each, floored once). */
+fn offloadTime(n: u32) -> u32 {
+  return n * param(P_OFFLOAD_TOKEN_US) + tokenMicros(n, param(P_OFFLOAD_TOKEN_NS), 0u);
+}
+
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
 /** A call leaves replica r's batch: its KV reservation and its pin free. */
@@ -841,12 +1042,13 @@ fn replicaUnload(r: u32, j: u32) {
   add64(R_ROUTER_AREA, measured(st[ix(jb + J_ENQUEUED)], st[ix(sb + G_NOW)]));
 }
 
-fn iterationTime(decoding: u32, prefill: u32) -> u32 {
+/** A step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
+fn iterationTime(decoding: u32, prefill: u32, load: u32) -> u32 {
   // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
   let ns = prefill * param(P_PREFILL_NS_PER_TOKEN) + param(P_ITER_BASE_NS) + param(P_ITER_PER_SEQ_NS) * decoding;
   var t = param(P_ITER_BASE) + param(P_ITER_PER_SEQ) * decoding + (ns + 999u) / 1000u;
   if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, param(P_SLOW_FACTOR_MILLI)); }
-  return t;
+  return t + load;
 }
 
 fn replicaSchedule(r: u32, at: u32) {
@@ -893,22 +1095,9 @@ fn traceCacheInsert(r: u32, j: u32, key: u32) {
   let jb = jobAt(j);
   if (cacheFind(r, key) != NONE) { return; }
   let above = cacheDeepest(r, key);
-  // (ifs, not selects, here and for `moved`: a select would read entry NONE's words)
-  var aboveKey = 0u;
-  if (above != NONE) { aboveKey = st[ix(entryAt(r, above) + E_KEY)]; }
-  // from the request's own node up to the cached one, each new entry the parent of the last
-  var child = NONE;
-  var deepest = NONE;
-  var u = key;
-  while (u != aboveKey) {
-    let e = cacheInsert(r, u, treeWord(u, TN_TOKENS), treeWord(u, TN_DEPTH), 0u);
-    if (e == NONE) { return; }
-    if (child == NONE) { deepest = e; }
-    else { cacheLink(r, child, e); }
-    child = e;
-    u = treeWord(u, TN_PARENT);
-  }
-  if (above != NONE) { cacheLink(r, child, above); }
+  let deepest = cachePath(r, key, above);
+  if (deepest == NONE) { return; }
+  // (an if, not a select: a select would read entry NONE's words)
   var moved = treeWord(key, TN_DEPTH);
   if (above != NONE) { moved -= st[ix(entryAt(r, above) + E_DEPTH)]; }
   st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] - moved;
@@ -917,12 +1106,6 @@ fn traceCacheInsert(r: u32, j: u32, key: u32) {
   let freed = cacheUnpin(r, j);
   kvChange(r, taken, moved + freed);
   st[ix(jb + J_ENTRY)] = deepest;
-}
-
-/** Entry `child` of replica r hangs under entry `parent`. */
-fn cacheLink(r: u32, child: u32, parent: u32) {
-  st[ix(entryAt(r, child) + E_PARENT)] = parent;
-  st[ix(entryAt(r, parent) + E_CHILDREN)] = st[ix(entryAt(r, parent) + E_CHILDREN)] + 1u;
 }
 
 /**
@@ -1000,6 +1183,8 @@ fn replicaBoundary(r: u32) {
       } else if (st[ix(jb + J_ALLOC)] > 0u) {
         st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - st[ix(jb + J_ALLOC)];
         st[ix(jb + J_ALLOC)] = 0u;
+        // its first prefill step loaded what the offload tier held
+        st[ix(jb + J_LOAD)] = 0u;
         if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
       }
     }
@@ -1035,19 +1220,42 @@ fn replicaAdmit(r: u32) {
       jobFail(j, R_REJECTED_AT_GPU);
       continue;
     }
-    let e = cacheBest(r, j);
-    let cached = cachedTokens(r, e, j);
+    var e = cacheBest(r, j);
+    let cachedInGpu = cachedTokens(r, e, j);
+    var cached = cachedInGpu;
     // pinned while room is made, so that eviction spares it; in use once the call is admitted
     var taken = 0u;
     if (e != NONE) { taken = entryPin(r, e); }
+    // what the offload tier holds past it comes back: held while room is made for it too
+    var t = NONE;
+    var loaded = 0u;
+    if (OFFLOAD) {
+      t = offloadBest(r, j, e);
+      if (t != NONE) {
+        loaded = offloadTokens(r, t, e);
+        cached = min(st[ix(offloadAt(r, t) + OE_DEPTH)], prompt - 1u);
+        offloadHold(r, t, e, 1u);
+      }
+    }
     let need = prompt - cached + st[ix(jb + J_OUTPUT)];
-    if (!cacheMakeRoom(r, need)) {
+    if (!cacheMakeRoom(r, need + loaded)) {
       if (e != NONE) { entryUnpin(r, e); }
+      if (OFFLOAD && t != NONE) { offloadHold(r, t, e, 0u); }
       return;
     }
     queueUnlink(q, j);
     noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
     st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + need;
+    if (OFFLOAD && t != NONE) {
+      let loadedEntry = offloadLoad(r, t, e);
+      st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + loaded;
+      // the call pins what came back (on a trace, with the entry above it, which it pinned)
+      if (loadedEntry != NONE) {
+        taken += entryPin(r, loadedEntry);
+        if (e != NONE) { taken -= entryUnpin(r, e); }
+        e = loadedEntry;
+      }
+    }
     kvChange(r, taken + need, 0u);
     st[ix(jb + J_STAGE)] = STAGE_GPU_RUNNING;
     st[ix(jb + J_ENTRY)] = e;
@@ -1058,9 +1266,11 @@ fn replicaAdmit(r: u32) {
     st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUTPUT)];
     st[ix(jb + J_PHASE)] = PHASE_PREFILL;
     st[ix(jb + J_ALLOC)] = 0u;
+    st[ix(jb + J_LOAD)] = offloadTime(loaded);
     if (st[ix(jb + J_COUNTED)] != 0u) {
       add64(R_PROMPT_TOKENS, prompt);
       add64(R_CACHED_TOKENS, cached);
+      add64(R_OFFLOAD_TOKENS, cached - cachedInGpu);
     }
     st[ix(runningAt(r, st[ix(rb + RP_N_RUN)]))] = j;
     st[ix(rb + RP_N_RUN)] = st[ix(rb + RP_N_RUN)] + 1u;
@@ -1082,6 +1292,7 @@ fn replicaPlan(r: u32) {
   var budget = param(P_CHUNK);
   var decoding = 0u;
   var shortest = NONE;
+  var load = 0u;
   for (var i = 0u; i < running; i++) {
     let jb = jobAt(st[ix(runningAt(r, i))]);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
@@ -1091,12 +1302,13 @@ fn replicaPlan(r: u32) {
       let alloc = min(budget, st[ix(jb + J_PREFILL_LEFT)]);
       st[ix(jb + J_ALLOC)] = alloc;
       budget -= alloc;
+      if (alloc > 0u) { load += st[ix(jb + J_LOAD)]; }
     }
   }
   let prefill = param(P_CHUNK) - budget;
   let single = decoding < running;
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
-  st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single));
+  st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single), select(0u, load, single));
   replicaSchedule(r, later(select(shortest, 1u, single), st[ix(rb + RP_DUR)]));
 }
 
@@ -1193,7 +1405,7 @@ fn replicaJoin(j: u32) {
 
 /**
  * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
- * deadline allows) and its KV cache is lost.
+ * deadline allows) and its KV cache is lost, its offload tier with it.
  */
 fn replicaReset(r: u32) {
   let rb = replicaAt(r);
@@ -1216,6 +1428,12 @@ fn replicaReset(r: u32) {
   let used = cacheUsed(r);
   for (var e = 0u; e < used; e++) {
     if (st[ix(entryAt(r, e) + E_KEY)] != 0u) { cacheDrop(r, e); }
+  }
+  if (OFFLOAD) {
+    let offloaded = st[ix(rb + RP_OFFLOAD_ENTRIES)];
+    for (var t = 0u; t < offloaded; t++) {
+      if (st[ix(offloadAt(r, t) + OE_KEY)] != 0u) { offloadDrop(r, t); }
+    }
   }
 }
 

@@ -31,7 +31,7 @@ const largestJob = {
   cases: ['as-given'],
 };
 
-/** Request arrivals at the limit (50,000), every GPU replica, slot, ring point, prefix and cache entry allowed, and the most failures. */
+/** Request arrivals at the limit (50,000), every GPU replica, slot, ring point, prefix, cache and offload entry allowed, and the most failures. */
 const largestRequest = {
   id: 'largest-request',
   title: 'The largest request problem',
@@ -48,8 +48,12 @@ const largestRequest = {
   lb: { overhead: '1ms' },
   app: { replicas: LIMITS.replicas, slots: LIMITS.slots, timeout: '3000s', overhead: '5ms' },
   router: { policy: 'prefix-affinity', slots: 100000, overhead: '1ms', virtualNodes: LIMITS.virtualNodes },
-  // 3,838 of the 12,000-token prefix, plus a slot's each and two: the 4,096 entries allowed
-  gpu: { replicas: LIMITS.gpuReplicas, slots: LIMITS.gpuSlots, kvTokens: 3838 * 12000, profile: '8b-h100' },
+  // 3,838 of the 12,000-token prefix, plus a slot's each and two: the 4,096 entries allowed; and
+  // 4,095 in the offload tier, plus one
+  gpu: {
+    replicas: LIMITS.gpuReplicas, slots: LIMITS.gpuSlots, kvTokens: 3838 * 12000, profile: '8b-h100',
+    offload: { tokens: 4095 * 12000, bandwidth: '1TB/s', bytesPerToken: 131072 },
+  },
   failures: Array.from({ length: LIMITS.failures }, () => ({})),
   cases: ['as-given'],
 };
@@ -59,6 +63,7 @@ describe('the reference engine\'s fixed arrays', () => {
     const job = compiled(largestJob);
     const request = compiled(largestRequest);
     expect(request.params[P.CACHE_CAP]).toBe(LIMITS.cacheEntries);
+    expect(request.params[P.OFFLOAD_CAP]).toBe(LIMITS.cacheEntries);
     expect(request.params[P.N_FAILURES]).toBe(LIMITS.failures);
     for (const config of [job, request]) {
       expect(config.stateWords).toBeLessThanOrEqual(LIMITS.stateWords);
@@ -82,7 +87,7 @@ describe('the reference engine\'s fixed arrays', () => {
     const scenario = selectCases(problem, ['as-given'])[0]!;
     const failures = Array.from({ length: 11 }, () => scenario.failures).flat();
     expect(() => compile(problem, { ...scenario, failures })).toThrow(
-      new ServesimError('SERVESIM_CAPACITY_EXCEEDED', 'case as-given: its params block, 98,886 words, is over the engines\' limit of 65,536'),
+      new ServesimError('SERVESIM_CAPACITY_EXCEEDED', 'case as-given: its params block, 98,890 words, is over the engines\' limit of 65,536'),
     );
   });
 

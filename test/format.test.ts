@@ -229,6 +229,12 @@ describe('formatTable', () => {
     expect(body[0]!.slice(0, kv).endsWith('41.3 (88)')).toBe(true);
   });
 
+  it("shows the KV offload tier's part of the hit rate where the replicas have one", () => {
+    const table = formatTable([row({ kv_hit_rate: 0.1926, kv_hit_rate_gpu: 0.0876, kv_hit_rate_offload: 0.105 })], GOALS, { problemId: 'p' });
+    expect(table).toContain('19.3 (10.5 tier)');
+    expect(lines.find((l) => l.startsWith('as-given'))).not.toContain('tier');
+  });
+
   it('names the GPU busiest by its KV when its memory is fuller than its batches', () => {
     const table = formatTable([row({ batch_occupancy: 0.29, kv_in_use: 0.8125 })], GOALS, { problemId: 'p' });
     expect(table).toContain('gpu kv 81.3%');

@@ -24,7 +24,7 @@ export const CASES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies']
 export const POLICIES = ['round-robin', 'random', 'least-loaded', 'prefix-affinity', 'bounded-affinity', 'cache-aware'];
 // Seeds per combination, sized so that each file's runs (compiles aside) stay near a minute and
 // a half on llvmpipe (2 cores).
-export const SEEDS = { 'hot-prefix': 257, 'coding-agents': 49, mmc: 101, policy: 71, scenarios: 17 } as const;
+export const SEEDS = { 'hot-prefix': 257, 'coding-agents': 49, mmc: 101, policy: 71, scenarios: 17, offload: 3 } as const;
 
 // Scenario windows no problem file has: app and server failures, tool and server slowdowns.
 const EXTRA_CASES: Record<string, (text: string) => string> = {

@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { ERR, INTERVALS, INTERVAL_WORDS, IV, P, R } from '../src/engine/layout.js';
 import { CASES, RUN_MS, SEEDS, describeEquivalence, sum } from './gpu-equivalence-support.js';
 import { configFor, pastHorizon } from './support.js';
+import { OFFLOAD_STORIES, traceProblem, wholeWindow } from './trace-support.js';
 
 describeEquivalence('the WGSL engine against the reference engine, bit for bit: seed problems and M/M/c', (expectSame) => {
   for (const file of ['hot-prefix', 'coding-agents'] as const) {
@@ -24,6 +25,28 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
       return expectSame(config, SEEDS.scenarios * 2);
     }, RUN_MS);
   }
+
+  // The KV offload tier beyond GPU memory (issue 29), in shapes of its own: the conversation trace
+  // with a tier, where prefix affinity sends a conversation's turns minutes apart back to the
+  // replica whose tier holds their blocks, and the tier's rules (test/kv-offload.test.ts) on a
+  // small trace; agents' sessions back from a tier, with a replica reset that loses it
+  const OFFLOAD = ['gpu.offload.tokens=500000', 'gpu.offload.bandwidth=25GB/s'];
+  // (a minute of the trace, on half the GPU memory, so that every seed loads from its tier)
+  it(`conversation-trace, as-given, with a KV offload tier: ${SEEDS.offload} seeds`, async () => {
+    const { config } = configFor('conversation-trace', [...OFFLOAD, 'traffic.duration=40s', 'traffic.warmup=20s', 'gpu.kvTokens=200000']);
+    const records = await expectSame(config, SEEDS.offload);
+    for (let i = 0; i < SEEDS.offload; i++) expect(records[i * config.resultWords + R.OFFLOAD_TOKENS]).toBeGreaterThan(0);
+  }, RUN_MS);
+
+  for (const [name, story] of Object.entries(OFFLOAD_STORIES)) {
+    it(`the tier's rules: ${name}: 3 seeds`, () => expectSame(traceProblem(`gpu-${name}`, story.lines, wholeWindow(story.lines), story.gpu).config, 3), RUN_MS);
+  }
+
+  it(`coding-agents, server-dies, with a KV offload tier: ${SEEDS.scenarios} seeds`, async () => {
+    const { config } = configFor('coding-agents', ['gpu.kvTokens=60000', 'router.policy=bounded-affinity', ...OFFLOAD, 'gpu.offload.bytesPerToken=131072'], 'server-dies');
+    const records = await expectSame(config, SEEDS.scenarios);
+    expect(sum(config, records, R.OFFLOAD_TOKENS)).toBeGreaterThan(0);
+  }, RUN_MS);
 
   // Overloaded (issue 12), in M/M/c's shape: a full job table refuses arrivals from the warmup
   // on; an event heap too small (a capacity sized too small) stops most instances mid-run.

@@ -584,6 +584,8 @@ function unnamed(err: ServesimError): string | undefined {
 
 /** Numbers of the typed Problem that may be fractional; every other one is a u32 word. */
 const REAL_FIELDS = new Set(['rate', 'weight', 'share', 'success', 'confidence', 'boundedLoad', 'alpha', 'prefillRate', 'factor', 'scale', 'rateScale', 'pricePerHour',
+  // the KV offload tier's bytes a second (compile.ts turns it with bytesPerToken into a token's load time)
+  'bandwidth',
   // a profile's roofline floor (GpuProfile.roofline): what the engines' words were raised to, not words
   'weightsUs', 'kvUsPerToken', 'prefillNsPerToken']);
 /** Reals the engines keep as thousandths in a u32 word. */

@@ -12,9 +12,9 @@ function shapeOf(name: string, caseName = 'as-given', sets: readonly string[] = 
 
 describe('the kernel shape: which handlers a configuration can reach, as pipeline constants', () => {
   it('names the problem kind and no failure or slowdown for a case without them', () => {
-    expect(shapeOf('mmc')).toEqual({ KIND: KIND.JOB, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
-    expect(shapeOf('hot-prefix')).toEqual({ KIND: KIND.REQUEST, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
-    expect(shapeOf('coding-agents', 'peak-hour')).toEqual({ KIND: KIND.TASK, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0 });
+    expect(shapeOf('mmc')).toEqual({ KIND: KIND.JOB, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0 });
+    expect(shapeOf('hot-prefix')).toEqual({ KIND: KIND.REQUEST, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0 });
+    expect(shapeOf('coding-agents', 'peak-hour')).toEqual({ KIND: KIND.TASK, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0 });
   });
 
   it('names the slowdown target and a bit for each failure target', () => {
@@ -25,6 +25,12 @@ describe('the kernel shape: which handlers a configuration can reach, as pipelin
     const problem = parseProblem(text, 'coding-agents');
     const shape = shapeConstants(compile(problem, selectCases(problem, ['both'])[0]!));
     expect(shape.FAILURE_TARGETS).toBe((1 << TARGET.APP) | (1 << TARGET.GPU));
+  });
+
+  it('says whether the replicas have a KV offload tier, and a tier of 0 tokens is none', () => {
+    const offload = ['gpu.offload.tokens=800000', 'gpu.offload.bandwidth=25GB/s', 'gpu.offload.bytesPerToken=131072'];
+    expect(shapeOf('hot-prefix', 'as-given', offload).OFFLOAD).toBe(1);
+    expect(shapeOf('hot-prefix', 'as-given', [...offload.slice(1), 'gpu.offload.tokens=0']).OFFLOAD).toBe(0);
   });
 
   it('is shared by configurations that differ only in values, so they share a compiled pipeline', () => {

@@ -3,11 +3,13 @@
  * reservations and the cache entries they pin with those entries' ancestors. The reference
  * engine is stepped one event time at a time, and at each its state is checked against that
  * definition, counted afresh from the running sequences and the entries; the held values,
- * integrated between the steps, must be the record's R.KV_AREA and R.KV_PEAK exactly.
+ * integrated between the steps, must be the record's R.KV_AREA and R.KV_PEAK exactly. With a KV
+ * offload tier, each step checks the tier too: its tokens within its size, counted once, none
+ * held between events, and no context both in it and in the cache.
  */
 import { describe, expect, it } from 'vitest';
 import type { EngineConfig } from '../src/engine/compile.js';
-import { E, ENTRY_WORDS, G, J, JOB_WORDS, P, R, REPLICA_HEADER_WORDS, RP } from '../src/engine/layout.js';
+import { E, ENTRY_WORDS, G, J, JOB_WORDS, OE, OFFLOAD_WORDS, P, R, REPLICA_HEADER_WORDS, RP } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
 import { decodeResult, extractResult } from '../src/engine/result.js';
 import { advance, init, type EngineBuffers } from '../src/engine/simulate.js';
@@ -29,6 +31,8 @@ interface Held {
   readonly busySteps: number;
   /** Steps where an entry above a pinned one was held: the radix tree's ancestors were counted. */
   readonly ancestorSteps: number;
+  /** Steps where some replica's offload tier held tokens. */
+  readonly offloadSteps: number;
   readonly record: Uint32Array;
 }
 
@@ -46,12 +50,14 @@ function stepThrough(config: EngineConfig, instance: number): Held {
   const unit = p[P.KV_UNIT]!;
   const replicaAt = (r: number) => p[P.OFF_REPLICAS]! + r * p[P.REPLICA_STRIDE]!;
   const entryAt = (r: number, e: number) => replicaAt(r) + REPLICA_HEADER_WORDS + p[P.GPU_SLOTS]! + e * ENTRY_WORDS;
+  const offloadAt = (r: number, t: number) => entryAt(r, p[P.CACHE_CAP]!) + t * OFFLOAD_WORDS;
   const jobAt = (j: number) => p[P.OFF_JOBS]! + j * JOB_WORDS;
   const measured = (from: number, to: number) => Math.max(0, Math.min(to, p[P.MEASURE_END]!) - Math.max(from, p[P.WARMUP]!));
   let area = 0;
   let peak = 0;
   let busySteps = 0;
   let ancestorSteps = 0;
+  let offloadSteps = 0;
   let before = 0;
   let held = new Array<number>(replicas).fill(0);
   for (;;) {
@@ -78,12 +84,29 @@ function stepThrough(config: EngineConfig, instance: number): Held {
         for (let e = st[jb + J.ENTRY]!; e !== NONE; e = st[entryAt(r, e) + E.PARENT]!) pins.set(e, (pins.get(e) ?? 0) + 1);
       }
       let entries = 0;
+      let cached = 0;
+      const keys = new Set<number>();
       for (let e = 0; e < st[rb + RP.ENTRIES]!; e++) {
         const eb = entryAt(r, e);
         expect(st[eb + E.PINS]).toBe(pins.get(e) ?? 0);
         if (st[eb + E.PINS]! > 0) entries += st[eb + E.TOKENS]!;
         if (st[eb + E.PINS]! > 0 && st[eb + E.CHILDREN]! > 0) ancestorSteps++;
+        cached += st[eb + E.TOKENS]!;
+        if (st[eb + E.KEY] !== 0) keys.add(st[eb + E.KEY]!);
       }
+      // the cache holds its entries and the running sequences' reservations, within its size
+      expect(st[rb + RP.KV_USED]).toBe(cached + reserved);
+      expect(st[rb + RP.KV_USED]).toBeLessThanOrEqual(p[P.KV_TOKENS]!);
+      let offloaded = 0;
+      for (let t = 0; t < st[rb + RP.OFFLOAD_ENTRIES]!; t++) {
+        const ob = offloadAt(r, t);
+        offloaded += st[ob + OE.TOKENS]!;
+        expect(st[ob + OE.HELD]).toBe(0);
+        if (st[ob + OE.KEY] !== 0) expect(keys.has(st[ob + OE.KEY]!)).toBe(false);
+      }
+      expect(st[rb + RP.OFFLOAD_USED]).toBe(offloaded);
+      expect(offloaded).toBeLessThanOrEqual(p[P.OFFLOAD_TOKENS]!);
+      if (offloaded > 0) offloadSteps++;
       expect(st[rb + RP.KV_HELD]).toBe(reserved + entries);
       expect(st[rb + RP.KV_HELD]).toBeLessThanOrEqual(st[rb + RP.KV_USED]!);
       return reserved + entries;
@@ -93,7 +116,7 @@ function stepThrough(config: EngineConfig, instance: number): Held {
   }
   // nothing runs once every arrival has resolved
   expect(held.every((h) => h === 0)).toBe(true);
-  return { area, peak, busySteps, ancestorSteps, record: extractResult(config, st, 0) };
+  return { area, peak, busySteps, ancestorSteps, offloadSteps, record: extractResult(config, st, 0) };
 }
 
 function expectCounted(config: EngineConfig, instances: number): Held[] {
@@ -134,6 +157,23 @@ describe('KV in use', () => {
     const { config } = traceProblem('kv-in-use-tree', sharedTree(), 'duration: 6s, warmup: 1s', 'replicas: 2, slots: 8, kvTokens: 40000');
     const [held] = expectCounted(config, 1);
     expect(held!.ancestorSteps).toBeGreaterThan(0);
+  });
+
+  it('counts what a load from the KV offload tier brings back as the cache does, and the tier holds each context once within its size', () => {
+    const offload = 'offload: { tokens: 60000, bandwidth: 25GB/s, bytesPerToken: 131072 }';
+    // the shared tree's prompts with a whole last block, one of 40 that come back 2 s later
+    const lines = Array.from({ length: 160 }, (_, i) => line(i * 0.05, [1, 10 + (i % 3), 100 + (i % 7), 1000 + (i % 40)], 150, true));
+    const { config } = traceProblem('kv-in-use-offload', lines, 'duration: 6s, warmup: 1s', `replicas: 2, slots: 8, kvTokens: 20000, ${offload}`);
+    const [held] = expectCounted(config, 1);
+    expect(held!.offloadSteps).toBeGreaterThan(100);
+    expect(held!.record[R.OFFLOAD_TOKENS]).toBeGreaterThan(0);
+  });
+
+  it("brings an agent's session back from the tier, and loses the tier with the cache when its replica resets", () => {
+    const sets = ['traffic.duration=12s', 'traffic.warmup=3s', 'gpu.kvTokens=60000', 'gpu.offload.tokens=300000', 'gpu.offload.bandwidth=25GB/s', 'gpu.offload.bytesPerToken=131072'];
+    const [held] = expectCounted(configFor('coding-agents', sets, 'server-dies').config, 1);
+    expect(held!.offloadSteps).toBeGreaterThan(100);
+    expect(held!.record[R.OFFLOAD_TOKENS]).toBeGreaterThan(0);
   });
 
   it('names a GPU whose memory binds before its slots by its KV, and one whose slots bind by its batches', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseFraction } from '../src/problem/units.js';
+import { formatDuration, parseByteRate, parseDuration, parseFraction } from '../src/problem/units.js';
 
 describe('durations', () => {
   it.each([
@@ -58,5 +58,29 @@ describe('fractions', () => {
     expect(parseFraction('99.5%')).toEqual({ ok: true, value: 0.995 });
     expect(parseFraction('high').ok).toBe(false);
     expect(parseFraction('0.99').ok).toBe(false);
+  });
+});
+
+describe('byte rates', () => {
+  it.each([
+    ['25GB/s', 25e9],
+    ['12.5 GB/s', 12.5e9],
+    ['64GiB/s', 64 * 1024 ** 3],
+    ['900MB/s', 900e6],
+    ['1TB/s', 1e12],
+    ['100B/s', 100],
+  ])('%s is %d bytes a second', (text, bytes) => {
+    expect(parseByteRate(text)).toEqual({ ok: true, value: bytes });
+  });
+
+  it.each([
+    [25, 'must be a byte rate with a unit, e.g. 25GB/s'],
+    ['25', 'must be a byte rate with a unit, e.g. 25GB/s or 64GiB/s'],
+    ['25GB', 'must be a byte rate with a unit, e.g. 25GB/s or 64GiB/s'],
+    ['25Gb/s', 'unknown unit "Gb/s"'],
+  ])('refuses %s', (input, message) => {
+    const r = parseByteRate(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toContain(message);
   });
 });

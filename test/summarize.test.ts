@@ -41,6 +41,7 @@ function seed(
     outputTokens: 0,
     promptTokens: 0,
     cachedTokens: 0,
+    offloadTokens: 0,
     busyMicros: 0,
     batchArea: 0,
     kvInUseArea: 0,

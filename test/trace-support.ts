@@ -103,3 +103,37 @@ export const CACHE_STORIES: Readonly<Record<string, CacheStory>> = {
     cached: 2 * 512,
   },
 };
+
+/** The evict story's cache (CACHE_STORIES.evict) with an offload tier of `tokens` tokens at `bandwidth`. */
+export function offloadGpu(tokens: number, bandwidth = '25GB/s'): string {
+  return `replicas: 1, slots: 8, kvTokens: 5200, offload: { tokens: ${tokens}, bandwidth: ${bandwidth}, bytesPerToken: 131072 }`;
+}
+
+/**
+ * The offload tier's rules on the evict story's requests (CACHE_STORIES.evict): [1 2] (1,024
+ * tokens) leaves the cache for the tier at 2 s, [40 41 42 43] (2,048) at 3 s, and [0 1 2] at 4 s
+ * finds [0] in the cache and [1 2] under it in the tier. `offloaded`: the tokens the tier gave.
+ */
+export const OFFLOAD_STORIES: Readonly<Record<string, CacheStory & { readonly offloaded: number }>> = {
+  'offload-load': {
+    title: 'loads back from the tier what the cache evicted: [0 1 2] finds [0] in the cache and [1 2] under it in the tier',
+    lines: CACHE_STORIES.evict!.lines,
+    gpu: offloadGpu(4096),
+    cached: 512 + 3 * 512,
+    offloaded: 2 * 512,
+  },
+  'offload-lru': {
+    title: "evicts the tier's own least recently used entry to make room: [40 41 42 43] pushes [1 2] out of a tier of 2,048 tokens",
+    lines: CACHE_STORIES.evict!.lines,
+    gpu: offloadGpu(2048),
+    cached: 512 + 512,
+    offloaded: 0,
+  },
+  'offload-too-large': {
+    title: 'drops an entry larger than the tier: [40 41 42 43] does not fit a tier of 1,024 tokens, and [1 2] stays',
+    lines: CACHE_STORIES.evict!.lines,
+    gpu: offloadGpu(1024),
+    cached: 512 + 3 * 512,
+    offloaded: 2 * 512,
+  },
+};

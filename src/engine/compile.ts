@@ -10,10 +10,10 @@ import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
   APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, INTERVALS, INTERVAL_WORDS, JOB_WORDS,
-  KIND, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
+  KIND, OFFLOAD_WORDS, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
   TABLE_WORDS, TARGET, TN, TR, TRACE_WORDS, TREE_WORDS,
 } from './layout.js';
-import { cacheEntries, LIMITS } from '../problem/limits.js';
+import { cacheEntries, LIMITS, offloadEntries } from '../problem/limits.js';
 import { pcg } from './rng.js';
 import { buildTable } from './tables.js';
 
@@ -279,6 +279,18 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
       throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');
     }
     p[P.CACHE_CAP] = cacheCap;
+    const { offload } = gpu;
+    if (offload !== undefined) {
+      // as the cache's, each entry at least the smallest cached context (its table never fills)
+      const offloadCap = offloadEntries(offload.tokens, trace !== null ? TRACE_BLOCK_TOKENS : smallestEntry);
+      if (offloadCap > LIMITS.cacheEntries) {
+        throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `gpu.offload.tokens / smallest cached prefix allows ${offloadCap} offload entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.offload.tokens');
+      }
+      p[P.OFFLOAD_CAP] = offloadCap;
+      p[P.OFFLOAD_TOKENS] = offload.tokens;
+      // a token's load, to the nanosecond as BLIS's alphas (the parser holds it to 1 ns and more)
+      [p[P.OFFLOAD_TOKEN_US], p[P.OFFLOAD_TOKEN_NS]] = usAndNs((offload.bytesPerToken / offload.bandwidth) * 1e6);
+    }
     const overheads = lb.overhead + app.overhead + router.overhead + (orchestrator?.overhead ?? 0);
     inflightMicros = timeout + overheads;
     jobCap = Math.min(app.replicas * app.slots, arrivalsWithin(inflightMicros));
@@ -332,7 +344,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
 
   const gpuSlots = gpu?.slots ?? 0;
-  p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + gpuSlots + p[P.CACHE_CAP]! * ENTRY_WORDS : 0;
+  p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + gpuSlots + p[P.CACHE_CAP]! * ENTRY_WORDS + p[P.OFFLOAD_CAP]! * OFFLOAD_WORDS : 0;
   let offset = HEADER_WORDS;
   // the replica each failure took down, picked when it starts
   p[P.OFF_FAILED] = offset;

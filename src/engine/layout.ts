@@ -14,7 +14,9 @@ import * as layout from './layout.js';
  * to the nanosecond is two words, whole microseconds and the nanoseconds below them (ITER_BASE
  * and ITER_BASE_NS, 0-999): a GPU step's base and perSeq, and BLIS's alphas (docs/model.md
  * section 3), QUEUE_DELAY + QUEUE_TOKEN x prompt tokens before a call joins its replica's queue
- * and OUTPUT_TOKEN for each token it returns.
+ * and OUTPUT_TOKEN for each token it returns; OFFLOAD_TOKEN, loading one token of KV from the
+ * offload tier. OFFLOAD_CAP: the offload tier's entries a replica (0: no tier), OFFLOAD_TOKENS its
+ * size in tokens.
  */
 export const enum P {
   KIND, WARMUP, MEASURE_END, ARRIVAL_END, T_INTERARRIVAL, T_BURST_INTERARRIVAL, BURST_FROM,
@@ -23,7 +25,8 @@ export const enum P {
   APP_SLOTS, APP_OVERHEAD, TIMEOUT, GOAL_LATENCY, GOAL_TTFT, GOAL_TPOT, ORCH_SLOTS, ORCH_OVERHEAD, ROUTER_SLOTS, ROUTER_OVERHEAD, POLICY,
   BOUNDED_LOAD_MILLI, ALPHA_MILLI, RETRIES, RING_LEN, OFF_RING, GPU_REPLICAS, GPU_SLOTS,
   KV_TOKENS, KV_UNIT, ITER_BASE, ITER_BASE_NS, ITER_PER_SEQ, ITER_PER_SEQ_NS, PREFILL_NS_PER_TOKEN, CHUNK,
-  QUEUE_DELAY_US, QUEUE_DELAY_NS, QUEUE_TOKEN_US, QUEUE_TOKEN_NS, OUTPUT_TOKEN_US, OUTPUT_TOKEN_NS, CACHE_CAP, SERVER_REPLICAS,
+  QUEUE_DELAY_US, QUEUE_DELAY_NS, QUEUE_TOKEN_US, QUEUE_TOKEN_NS, OUTPUT_TOKEN_US, OUTPUT_TOKEN_NS, CACHE_CAP,
+  OFFLOAD_CAP, OFFLOAD_TOKENS, OFFLOAD_TOKEN_US, OFFLOAD_TOKEN_NS, SERVER_REPLICAS,
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
   JOB_CAP, HEAP_CAP, OFF_REPLICAS, REPLICA_STRIDE, OFF_APPS, OFF_SERVERS, OFF_JOBS, OFF_HEAP,
   OFF_FAILED, OFF_RESULT, OFF_CALLS, OFF_HIST, OFF_HIST_WAIT, OFF_HIST_TTFT, OFF_HIST_TPOT,
@@ -80,11 +83,12 @@ export const HEADER_WORDS = G.COUNT;
  * highest cache entry ever used (every entry from there on is empty), where scans of the
  * entries stop. KV_USED: its KV cache's tokens, reserved and cached; KV_HELD: those in use, what
  * its running sequences reserve and the entries they pin (with those entries' ancestors), since
- * KV_SINCE (R.KV_AREA).
+ * KV_SINCE (R.KV_AREA). OFFLOAD_USED: the tokens its offload tier holds; OFFLOAD_ENTRIES: one past
+ * the highest offload entry ever used, as ENTRIES. The offload tier's entries follow the cache's.
  */
 export const enum RP {
   STATUS, DOWN, MODE, START, DUR, EVENT_AT, GEN, BATCH, N_RUN, Q_HEAD, Q_TAIL, Q_LEN, KV_USED,
-  KV_HELD, KV_SINCE, LOAD, LOAD_TOKENS, ENTRIES, COUNT,
+  KV_HELD, KV_SINCE, LOAD, LOAD_TOKENS, ENTRIES, OFFLOAD_USED, OFFLOAD_ENTRIES, COUNT,
 }
 export const REPLICA_HEADER_WORDS = RP.COUNT;
 /**
@@ -98,6 +102,16 @@ export const enum E {
   KEY, TOKENS, LAST, PINS, PARENT, CHILDREN, DEPTH, COUNT,
 }
 export const ENTRY_WORDS = E.COUNT;
+/**
+ * Per entry of a replica's offload tier (docs/model.md section 3): key (0 = empty), its own
+ * tokens, DEPTH as a cache entry's, LAST its last use, and HELD (1 while a call being admitted
+ * is about to load it, which the tier's eviction spares). No tree: a trace's node is of use only
+ * while every node between it and the GPU's cache is in the tier too.
+ */
+export const enum OE {
+  KEY, TOKENS, DEPTH, LAST, HELD, COUNT,
+}
+export const OFFLOAD_WORDS = OE.COUNT;
 
 /** Per app replica (also per server replica): busy slots, status. */
 export const enum AP {
@@ -108,12 +122,13 @@ export const APP_WORDS = 2;
 /**
  * Per job: an admitted request, task or queueing job, with its current call. CALL_AT: when
  * the call set out (the arrival, or the tool call's end); FIRST_AT: its first token; MISSED:
- * a call of the job missed the TTFT or TPOT goal.
+ * a call of the job missed the TTFT or TPOT goal; LOAD: the microseconds its first prefill step
+ * spends loading its prompt's KV from the offload tier.
  */
 export const enum J {
   GEN, STAGE, ARRIVAL, DEADLINE, INDEX, COUNTED, APP, STEP, CONTEXT, PREFIX, PROMPT, OUTPUT,
   CACHED, PREFILL_LEFT, OUT_LEFT, PHASE, ALLOC, REPLICA, ENTRY, RESERVED, RETRIES, NEXT, PREV,
-  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, COUNT,
+  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, LOAD, COUNT,
 }
 export const JOB_WORDS = J.COUNT;
 
@@ -132,7 +147,8 @@ export const HEAP_WORDS = 4;
  * replica's KV in use (RP.KV_HELD) over the measured window, summed, in P.KV_UNIT tokens x
  * microseconds; KV_PEAK: the most KV_UNITs one replica held in it. OVERLOADED counts
  * arrivals failed for an overload; OVERLOAD is the first capacity reached (an ERR),
- * OVERLOAD_AT where; LONGEST_QUEUE_AT where LONGEST_QUEUE was (TARGETs).
+ * OVERLOAD_AT where; LONGEST_QUEUE_AT where LONGEST_QUEUE was (TARGETs). OFFLOAD_TOKENS: the
+ * part of CACHED_TOKENS the offload tier gave (the rest the GPU's cache did).
  */
 export const enum R {
   ARRIVALS, SUCCESSES, REJECTED_AT_APP, REJECTED_AT_ORCH, REJECTED_AT_ROUTER, REJECTED_AT_GPU,
@@ -143,7 +159,7 @@ export const enum R {
   CALLS_DONE, TTFT_SUM, TTFT_SUM_HI, TPOT_CALLS, TPOT_SUM, TPOT_SUM_HI, ITL_SUM, ITL_SUM_HI, BUSY, BUSY_HI,
   BATCH_AREA, BATCH_AREA_HI, KV_AREA, KV_AREA_HI, KV_PEAK, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI,
   ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
-  EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, COUNT,
+  EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, OFFLOAD_TOKENS, OFFLOAD_TOKENS_HI, COUNT,
 }
 /**
  * The measured window cut into INTERVALS equal intervals of P.INTERVAL_US (the last may end past

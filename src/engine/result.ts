@@ -94,6 +94,7 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     outputTokens: wide(R.OUTPUT_TOKENS),
     promptTokens: wide(R.PROMPT_TOKENS),
     cachedTokens: wide(R.CACHED_TOKENS),
+    offloadTokens: wide(R.OFFLOAD_TOKENS),
     busyMicros: busy,
     batchArea: wide(R.BATCH_AREA),
     kvInUseArea: wide(R.KV_AREA) * kvShare,

@@ -26,7 +26,7 @@ import { LIMITS } from '../problem/limits.js';
 // V8 inlines this file's hot path whole only with a larger budget than its default: set on load
 import './inlining.js';
 import * as layout from './layout.js';
-import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, IV, J, KIND, MODE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TN, TR } from './layout.js';
+import { AP, E, ERR, EV, FAILURE, FAIL_MODE, G, IV, J, KIND, MODE, OE, P, PHASE, PICK, POLICY, QW, R, RP, STAGE, STATUS, STREAM, TARGET, TN, TR } from './layout.js';
 import * as rng from './rng.js';
 
 // Imported bindings are loaded and checked at every use in V8's optimised code; module
@@ -38,6 +38,7 @@ const FAILURE_WORDS = layout.FAILURE_WORDS;
 const HEAP_WORDS = layout.HEAP_WORDS;
 const INTERVAL_WORDS = layout.INTERVAL_WORDS;
 const JOB_WORDS = layout.JOB_WORDS;
+const OFFLOAD_WORDS = layout.OFFLOAD_WORDS;
 const PREFIX_WORDS = layout.PREFIX_WORDS;
 const REPLICA_HEADER_WORDS = layout.REPLICA_HEADER_WORDS;
 const RING_WORDS = layout.RING_WORDS;
@@ -108,6 +109,7 @@ var serverBase = 0;
 var replicaBase = 0;
 var replicaStride = 0;
 var entryOffset = 0;
+var offloadOffset = 0;
 
 /**
  * What the engine tells a request recorder (`--requests-out`, src/run/request-records.ts) of
@@ -243,6 +245,11 @@ function later(runs: number, dur: number): number {
   return now + runs * dur;
 }
 
+/** floor((n x perNs + baseNs) / 1000): n tokens' nanoseconds below their whole microseconds, in parts that stay inside u32 (n's thousands exactly). */
+function tokenMicros(n: number, perNs: number, baseNs: number): number {
+  return Math.floor(n / 1000) * perNs + Math.floor(((n % 1000) * perNs + baseNs) / 1000);
+}
+
 /**
  * The time base + n x per from now, each a whole microseconds and nanoseconds below them (layout.ts
  * P), floored to the microsecond once: n tokens of BLIS's alphas, kept to the nanosecond. NONE past
@@ -251,7 +258,7 @@ function later(runs: number, dur: number): number {
  */
 function laterTokens(baseUs: number, baseNs: number, n: number, perUs: number, perNs: number): number {
   const whole = later(n, perUs);
-  const ns = Math.floor(n / 1000) * perNs + Math.floor(((n % 1000) * perNs + baseNs) / 1000);
+  const ns = tokenMicros(n, perNs, baseNs);
   if (whole === NONE) return NONE;
   if (ns > NONE - 1 - whole || baseUs > NONE - 1 - whole - ns) {
     fail(ERR.HORIZON);
@@ -684,7 +691,7 @@ function serviceEnd(j: number): void {
   noteBusy(st[jb + J.STARTED]!, now, 1);
 }
 
-// ---- KV cache: entries keyed by prefix or session, LRU among unpinned ---------------------
+// ---- KV cache: entries keyed by prefix or session, LRU among unpinned; the offload tier ----
 
 function runningAt(r: number, i: number): number {
   return replicaAt(r) + REPLICA_HEADER_WORDS + i;
@@ -694,31 +701,43 @@ function entryAt(r: number, e: number): number {
   return replicaAt(r) + entryOffset + e * ENTRY_WORDS;
 }
 
+function offloadAt(r: number, t: number): number {
+  return replicaAt(r) + offloadOffset + t * OFFLOAD_WORDS;
+}
+
 /** The entries of replica r that may be in use: those below its high-water mark. */
 function cacheUsed(r: number): number {
   return st[replicaAt(r) + RP.ENTRIES]!;
 }
 
-/** The entry of replica r with key `key` (not 0), or NONE. */
-function cacheFind(r: number, key: number): number {
-  const used = cacheUsed(r);
-  const at = entryAt(r, 0) + E.KEY;
+/** The first of `used` records of `words` words from `at` (a table of entries, by their keys) whose key is `key`, or NONE. */
+function recordFind(at: number, used: number, words: number, key: number): number {
   for (let e = 0; e < used; e++) {
-    if (st[at + e * ENTRY_WORDS] === key) return e;
+    if (st[at + e * words] === key) return e;
   }
   return NONE;
 }
 
+/**
+ * An empty record (key 0) of the table from `at` whose high-water mark is word `mark`: the
+ * lowest, raising the mark past it, or NONE when all `cap` are in use.
+ */
+function recordFree(at: number, mark: number, cap: number, words: number): number {
+  const used = st[mark]!;
+  const e = recordFind(at, used, words, 0);
+  if (e !== NONE || used === cap) return e;
+  st[mark] = used + 1;
+  return used;
+}
+
+/** The entry of replica r with key `key` (not 0), or NONE. */
+function cacheFind(r: number, key: number): number {
+  return recordFind(entryAt(r, 0) + E.KEY, cacheUsed(r), ENTRY_WORDS, key);
+}
+
 /** An empty entry of replica r, the lowest (raising the high-water mark past it), or NONE when all are in use. */
 function cacheFree(r: number): number {
-  const used = cacheUsed(r);
-  const at = entryAt(r, 0) + E.KEY;
-  for (let e = 0; e < used; e++) {
-    if (st[at + e * ENTRY_WORDS] === 0) return e;
-  }
-  if (used === pr[P.CACHE_CAP]) return NONE;
-  st[replicaAt(r) + RP.ENTRIES] = used + 1;
-  return used;
+  return recordFree(entryAt(r, 0) + E.KEY, replicaAt(r) + RP.ENTRIES, pr[P.CACHE_CAP]!, ENTRY_WORDS);
 }
 
 /** The prefix key of a job's prompt: its shared prefix (or system prompt, or trace request), 0 if none. */
@@ -816,12 +835,79 @@ function cacheVictim(r: number): number {
   return victim;
 }
 
-/** Evicts least-recently-used unpinned entries until `need` tokens are free. */
+/** The key of entry e of replica r, 0 for NONE. */
+function cacheKey(r: number, e: number): number {
+  return e === NONE ? 0 : st[entryAt(r, e) + E.KEY]!;
+}
+
+/** The offload entry of replica r with key `key` (not 0), or NONE. */
+function offloadFind(r: number, key: number): number {
+  return recordFind(offloadAt(r, 0) + OE.KEY, st[replicaAt(r) + RP.OFFLOAD_ENTRIES]!, OFFLOAD_WORDS, key);
+}
+
+function offloadDrop(r: number, t: number): void {
+  const ob = offloadAt(r, t);
+  const rb = replicaAt(r);
+  st[rb + RP.OFFLOAD_USED] = st[rb + RP.OFFLOAD_USED]! - st[ob + OE.TOKENS]!;
+  st[ob + OE.KEY] = 0;
+  st[ob + OE.TOKENS] = 0;
+  st[ob + OE.DEPTH] = 0;
+  st[ob + OE.LAST] = 0;
+  st[ob + OE.HELD] = 0;
+}
+
+/** The offload tier's least recently used entry not held, or NONE. */
+function offloadVictim(r: number): number {
+  const used = st[replicaAt(r) + RP.OFFLOAD_ENTRIES]!;
+  let victim = NONE;
+  let oldest = NONE;
+  let ob = offloadAt(r, 0);
+  for (let t = 0; t < used; t++, ob += OFFLOAD_WORDS) {
+    if (st[ob + OE.KEY] !== 0 && st[ob + OE.HELD] === 0 && (victim === NONE || st[ob + OE.LAST]! < oldest)) {
+      victim = t;
+      oldest = st[ob + OE.LAST]!;
+    }
+  }
+  return victim;
+}
+
+/**
+ * Entry e of replica r, evicted from its cache, moves whole to its offload tier with its last
+ * use, the tier evicting its own least recently used entries to make room; an entry larger than
+ * the tier (or than what it holds for calls being admitted) is dropped. Entries hold at least the
+ * smallest cached context, so compile.ts sizes the tier's table to never fill.
+ */
+function offloadStore(r: number, e: number): void {
+  const eb = entryAt(r, e);
+  const rb = replicaAt(r);
+  const tokens = st[eb + E.TOKENS]!;
+  if (tokens > pr[P.OFFLOAD_TOKENS]!) return;
+  while (pr[P.OFFLOAD_TOKENS]! - st[rb + RP.OFFLOAD_USED]! < tokens) {
+    const victim = offloadVictim(r);
+    if (victim === NONE) return;
+    offloadDrop(r, victim);
+  }
+  const t = recordFree(offloadAt(r, 0) + OE.KEY, rb + RP.OFFLOAD_ENTRIES, pr[P.OFFLOAD_CAP]!, OFFLOAD_WORDS);
+  if (t === NONE) {
+    fail(ERR.CACHE_FULL);
+    return;
+  }
+  const ob = offloadAt(r, t);
+  st[rb + RP.OFFLOAD_USED] = st[rb + RP.OFFLOAD_USED]! + tokens;
+  st[ob + OE.KEY] = st[eb + E.KEY]!;
+  st[ob + OE.TOKENS] = tokens;
+  st[ob + OE.DEPTH] = st[eb + E.DEPTH]!;
+  st[ob + OE.LAST] = st[eb + E.LAST]!;
+  st[ob + OE.HELD] = 0;
+}
+
+/** Evicts least-recently-used unpinned entries until `need` tokens are free; each moves to the offload tier, if any. */
 function cacheMakeRoom(r: number, need: number): boolean {
   const rb = replicaAt(r);
   while (pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]! < need) {
     const victim = cacheVictim(r);
     if (victim === NONE) return false;
+    if (pr[P.OFFLOAD_CAP] !== 0) offloadStore(r, victim);
     cacheDrop(r, victim);
   }
   return true;
@@ -831,8 +917,14 @@ function cacheMakeRoom(r: number, need: number): boolean {
  * A new entry of `tokens` tokens (covering `depth` prompt tokens with its ancestors') that the
  * caller has already counted in KV_USED. Entries hold at least the smallest cached context and
  * fit in kvTokens, so compile.ts sizes the table to never fill: a full one stops the instance.
+ * Its key's copy in the offload tier, if any, goes.
  */
 function cacheInsert(r: number, key: number, tokens: number, depth: number, pins: number): number {
+  // held once: a context back in the cache leaves the offload tier
+  if (pr[P.OFFLOAD_CAP] !== 0) {
+    const t = offloadFind(r, key);
+    if (t !== NONE) offloadDrop(r, t);
+  }
   const e = cacheFree(r);
   if (e === NONE) {
     fail(ERR.CACHE_FULL);
@@ -925,6 +1017,107 @@ function cacheStoreSession(r: number, j: number): void {
   cacheInsert(r, key, tokens, tokens, 0);
 }
 
+/** Entry `child` of replica r hangs under entry `parent`. */
+function cacheLink(r: number, child: number, parent: number): void {
+  st[entryAt(r, child) + E.PARENT] = parent;
+  st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! + 1;
+}
+
+/**
+ * Entries for the trace's nodes from key `key` up to entry `above`'s (NONE: to the top), each
+ * under the one above it and the highest under `above`, whose tokens the caller counts in
+ * KV_USED: the deepest, or NONE when the table is full.
+ */
+function cachePath(r: number, key: number, above: number): number {
+  const aboveKey = cacheKey(r, above);
+  // from the node itself up to the cached one, each new entry the parent of the last
+  let child = NONE;
+  let deepest = NONE;
+  let u = key;
+  while (u !== aboveKey) {
+    const e = cacheInsert(r, u, treeWord(u, TN.TOKENS), treeWord(u, TN.DEPTH), 0);
+    if (e === NONE) return NONE;
+    if (child === NONE) deepest = e;
+    else cacheLink(r, child, e);
+    child = e;
+    u = treeWord(u, TN.PARENT);
+  }
+  if (above !== NONE) cacheLink(r, child, above);
+  return deepest;
+}
+
+/**
+ * The offload entry of the deepest node on the path to trace node key `key` below key
+ * `aboveKey` (the cache's deepest on it, 0: none) whose path up to it is all in the tier, or
+ * NONE: a node past a gap would leave the gap's tokens to compute, so it counts for nothing.
+ */
+function offloadPath(r: number, key: number, aboveKey: number): number {
+  let best = NONE;
+  for (let u = key; u !== aboveKey; u = treeWord(u, TN.PARENT)) {
+    const t = offloadFind(r, u);
+    if (t === NONE) best = NONE;
+    else if (best === NONE) best = t;
+  }
+  return best;
+}
+
+/**
+ * The offload entry that covers more of job j's prompt than its deepest cached entry e (or NONE)
+ * does, or NONE: a task's session context unless e is it; else its shared prefix or system prompt
+ * when the cache has none; on a trace, the deepest node below e's that the tier holds with the
+ * path up to e's (offloadPath).
+ */
+function offloadBest(r: number, j: number, e: number): number {
+  const cachedKey = cacheKey(r, e);
+  if (pr[P.KIND] === KIND.TASK) {
+    const session = (SESSION_KEY | st[jobAt(j) + J.INDEX]!) >>> 0;
+    if (cachedKey === session) return NONE;
+    const t = offloadFind(r, session);
+    if (t !== NONE) return t;
+  }
+  const key = prefixKey(j);
+  if (key === 0) return NONE;
+  if (pr[P.TRACE_ROWS] !== 0) return offloadPath(r, key, cachedKey);
+  return cachedKey !== 0 ? NONE : offloadFind(r, key);
+}
+
+/**
+ * The offload entries a load of entry t takes (on a trace, its path up to entry e of the cache)
+ * are held (1) or let go (0): the tier's eviction spares them while the cache makes room.
+ */
+function offloadHold(r: number, t: number, e: number, held: number): void {
+  if (pr[P.TRACE_ROWS] === 0) {
+    st[offloadAt(r, t) + OE.HELD] = held;
+    return;
+  }
+  const aboveKey = cacheKey(r, e);
+  for (let u = st[offloadAt(r, t) + OE.KEY]!; u !== aboveKey; u = treeWord(u, TN.PARENT)) {
+    st[offloadAt(r, offloadFind(r, u)) + OE.HELD] = held;
+  }
+}
+
+/** The tokens a load of offload entry t brings into replica r's cache: on a trace its path below entry e, else its own (a root). */
+function offloadTokens(r: number, t: number, e: number): number {
+  const above = pr[P.TRACE_ROWS] !== 0 && e !== NONE ? st[entryAt(r, e) + E.DEPTH]! : 0;
+  return st[offloadAt(r, t) + OE.DEPTH]! - above;
+}
+
+/**
+ * Offload entry t (on a trace, with its path up to entry e) back in replica r's cache, out of the
+ * tier (cacheInsert): the deepest new entry, or NONE when the table is full. The caller counts
+ * its tokens (offloadTokens) in KV_USED.
+ */
+function offloadLoad(r: number, t: number, e: number): number {
+  const ob = offloadAt(r, t);
+  if (pr[P.TRACE_ROWS] !== 0) return cachePath(r, st[ob + OE.KEY]!, e);
+  return cacheInsert(r, st[ob + OE.KEY]!, st[ob + OE.TOKENS]!, st[ob + OE.DEPTH]!, 0);
+}
+
+/** Microseconds loading n tokens of KV from the offload tier takes (P.OFFLOAD_TOKEN each, floored once). */
+function offloadTime(n: number): number {
+  return n * pr[P.OFFLOAD_TOKEN_US]! + tokenMicros(n, pr[P.OFFLOAD_TOKEN_NS]!, 0);
+}
+
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
 /** A call leaves replica r's batch: its KV reservation and its pin free. */
@@ -966,12 +1159,13 @@ function replicaUnload(r: number, j: number): void {
   add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, now));
 }
 
-function iterationTime(decoding: number, prefill: number): number {
+/** A step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
+function iterationTime(decoding: number, prefill: number, load: number): number {
   // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
   const ns = prefill * pr[P.PREFILL_NS_PER_TOKEN]! + pr[P.ITER_BASE_NS]! + pr[P.ITER_PER_SEQ_NS]! * decoding;
   let t = pr[P.ITER_BASE]! + pr[P.ITER_PER_SEQ]! * decoding + Math.floor((ns + 999) / 1000);
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.GPU) t = scaleMilli(t, pr[P.SLOW_FACTOR_MILLI]!);
-  return t >>> 0;
+  return (t + load) >>> 0;
 }
 
 function replicaSchedule(r: number, at: number): void {
@@ -1018,20 +1212,8 @@ function traceCacheInsert(r: number, j: number, key: number): void {
   const jb = jobAt(j);
   if (cacheFind(r, key) !== NONE) return;
   const above = cacheDeepest(r, key);
-  const aboveKey = above === NONE ? 0 : st[entryAt(r, above) + E.KEY]!;
-  // from the request's own node up to the cached one, each new entry the parent of the last
-  let child = NONE;
-  let deepest = NONE;
-  let u = key;
-  while (u !== aboveKey) {
-    const e = cacheInsert(r, u, treeWord(u, TN.TOKENS), treeWord(u, TN.DEPTH), 0);
-    if (e === NONE) return;
-    if (child === NONE) deepest = e;
-    else cacheLink(r, child, e);
-    child = e;
-    u = treeWord(u, TN.PARENT);
-  }
-  if (above !== NONE) cacheLink(r, child, above);
+  const deepest = cachePath(r, key, above);
+  if (deepest === NONE) return;
   const moved = treeWord(key, TN.DEPTH) - (above === NONE ? 0 : st[entryAt(r, above) + E.DEPTH]!);
   st[jb + J.RESERVED] = st[jb + J.RESERVED]! - moved;
   // pinned before the entry it pinned is let go, so the entries above both stay held
@@ -1039,12 +1221,6 @@ function traceCacheInsert(r: number, j: number, key: number): void {
   const freed = cacheUnpin(r, j);
   kvChange(r, taken, moved + freed);
   st[jb + J.ENTRY] = deepest;
-}
-
-/** Entry `child` of replica r hangs under entry `parent`. */
-function cacheLink(r: number, child: number, parent: number): void {
-  st[entryAt(r, child) + E.PARENT] = parent;
-  st[entryAt(r, parent) + E.CHILDREN] = st[entryAt(r, parent) + E.CHILDREN]! + 1;
 }
 
 /**
@@ -1129,6 +1305,8 @@ function replicaBoundary(r: number): void {
           const left = st[jb + J.PREFILL_LEFT]! - alloc;
           st[jb + J.PREFILL_LEFT] = left;
           st[jb + J.ALLOC] = 0;
+          // its first prefill step loaded what the offload tier held
+          st[jb + J.LOAD] = 0;
           if (left === 0) prefillDone(r, st[run + i]!);
         }
       }
@@ -1164,18 +1342,41 @@ function replicaAdmit(r: number): void {
       jobFail(j, R.REJECTED_AT_GPU);
       continue;
     }
-    const e = cacheBest(r, j);
-    const cached = cachedTokens(r, e, j);
+    let e = cacheBest(r, j);
+    const cachedInGpu = cachedTokens(r, e, j);
+    let cached = cachedInGpu;
     // pinned while room is made, so that eviction spares it; in use once the call is admitted
-    const taken = e !== NONE ? entryPin(r, e) : 0;
+    let taken = e !== NONE ? entryPin(r, e) : 0;
+    // what the offload tier holds past it comes back: held while room is made for it too
+    let t = NONE;
+    let loaded = 0;
+    if (pr[P.OFFLOAD_CAP] !== 0) {
+      t = offloadBest(r, j, e);
+      if (t !== NONE) {
+        loaded = offloadTokens(r, t, e);
+        cached = Math.min(st[offloadAt(r, t) + OE.DEPTH]!, prompt - 1);
+        offloadHold(r, t, e, 1);
+      }
+    }
     const need = prompt - cached + st[jb + J.OUTPUT]!;
-    if (!cacheMakeRoom(r, need)) {
+    if (!cacheMakeRoom(r, need + loaded)) {
       if (e !== NONE) entryUnpin(r, e);
+      if (t !== NONE) offloadHold(r, t, e, 0);
       return;
     }
     queueUnlink(q, j);
     noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
+    if (t !== NONE) {
+      const loadedEntry = offloadLoad(r, t, e);
+      st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + loaded;
+      // the call pins what came back (on a trace, with the entry above it, which it pinned)
+      if (loadedEntry !== NONE) {
+        taken += entryPin(r, loadedEntry);
+        if (e !== NONE) taken -= entryUnpin(r, e);
+        e = loadedEntry;
+      }
+    }
     kvChange(r, taken + need, 0);
     st[jb + J.STAGE] = STAGE.GPU_RUNNING;
     st[jb + J.ENTRY] = e;
@@ -1186,9 +1387,11 @@ function replicaAdmit(r: number): void {
     st[jb + J.OUT_LEFT] = st[jb + J.OUTPUT]!;
     st[jb + J.PHASE] = PHASE.PREFILL;
     st[jb + J.ALLOC] = 0;
+    st[jb + J.LOAD] = offloadTime(loaded);
     if (st[jb + J.COUNTED] !== 0) {
       add64(R.PROMPT_TOKENS, prompt);
       add64(R.CACHED_TOKENS, cached);
+      add64(R.OFFLOAD_TOKENS, cached - cachedInGpu);
     }
     st[runningAt(r, st[rb + RP.N_RUN]!)] = j;
     st[rb + RP.N_RUN] = st[rb + RP.N_RUN]! + 1;
@@ -1211,6 +1414,7 @@ function replicaPlan(r: number): void {
   let budget = chunk;
   let decoding = 0;
   let shortest = NONE;
+  let load = 0;
   for (let i = 0; i < running; i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
@@ -1222,17 +1426,18 @@ function replicaPlan(r: number): void {
       const alloc = left < budget ? left : budget;
       st[jb + J.ALLOC] = alloc;
       budget -= alloc;
+      if (alloc > 0) load += st[jb + J.LOAD]!;
     }
   }
   const prefill = chunk - budget;
   if (decoding < running) {
-    const dur = iterationTime(decoding, prefill);
+    const dur = iterationTime(decoding, prefill, load);
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = dur;
     replicaSchedule(r, later(1, dur));
     return;
   }
-  const dur = iterationTime(decoding, 0);
+  const dur = iterationTime(decoding, 0, 0);
   st[rb + RP.MODE] = MODE.RUN;
   st[rb + RP.DUR] = dur;
   replicaSchedule(r, later(shortest, dur));
@@ -1330,7 +1535,7 @@ function replicaJoin(j: number): void {
 
 /**
  * A replica's connections reset: its calls fail at once (each retried once elsewhere if the
- * deadline allows) and its KV cache is lost.
+ * deadline allows) and its KV cache is lost, its offload tier with it.
  */
 function replicaReset(r: number): void {
   const rb = replicaAt(r);
@@ -1352,6 +1557,10 @@ function replicaReset(r: number): void {
   const used = cacheUsed(r);
   for (let e = 0; e < used; e++) {
     if (st[entryAt(r, e) + E.KEY] !== 0) cacheDrop(r, e);
+  }
+  const offloaded = st[rb + RP.OFFLOAD_ENTRIES]!;
+  for (let t = 0; t < offloaded; t++) {
+    if (st[offloadAt(r, t) + OE.KEY] !== 0) offloadDrop(r, t);
   }
 }
 
@@ -1937,6 +2146,7 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   replicaBase = sb + pr[P.OFF_REPLICAS]!;
   replicaStride = pr[P.REPLICA_STRIDE]!;
   entryOffset = REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]!;
+  offloadOffset = entryOffset + pr[P.CACHE_CAP]! * ENTRY_WORDS;
   heapCap = pr[P.HEAP_CAP]!;
   warmupAt = pr[P.WARMUP]!;
   measureEndAt = pr[P.MEASURE_END]!;

@@ -219,6 +219,8 @@ export interface Roofline {
   readonly weightsUs: number;
   /** Microseconds to read one token of a decoding sequence's KV context. */
   readonly kvUsPerToken: number;
+  /** The model's KV cache bytes a token (gpu.offload.bytesPerToken's default). */
+  readonly kvBytesPerToken: number;
   /** Nanoseconds a prompt token's 2 x active parameters FLOPs take. */
   readonly prefillNsPerToken: number;
   /**
@@ -228,12 +230,27 @@ export interface Roofline {
   readonly fitted?: { readonly base: number; readonly perSeq: number; readonly prefillRate: number; readonly perOutputToken: number };
 }
 
+/**
+ * A replica's KV tier beyond its GPU's memory (docs/model.md section 3): entries its cache
+ * evicts move there, and a prompt that finds its context there loads it back at `bandwidth`.
+ */
+export interface Offload {
+  /** KV tokens the tier holds a replica (above 0: a pool without a tier has none). */
+  readonly tokens: number;
+  /** Bytes a second loading KV back into GPU memory. */
+  readonly bandwidth: number;
+  /** KV bytes a token. */
+  readonly bytesPerToken: number;
+}
+
 export interface GpuPool {
   readonly replicas: number;
   /** Most sequences in one batch. */
   readonly slots: number;
   readonly kvTokens: number;
   readonly profile: GpuProfile;
+  /** The KV tier beyond GPU memory; absent: none. */
+  readonly offload?: Offload;
   /** Dollars per GPU-hour: gpu.pricePerHour, else the list price of the profile's GPU type; absent when neither is known. */
   readonly pricePerHour?: number;
 }

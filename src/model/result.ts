@@ -89,6 +89,8 @@ export interface InstanceResult {
   readonly sojournSum: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
+  /** The part of cachedTokens loaded back from the offload tier (the rest the GPU's cache held). */
+  readonly offloadTokens: number;
   /** Busy time of the serving component (GPU replicas or servers) in the measured window. */
   readonly busyMicros: number;
   /** Integral of the batch size (running sequences) over busy time. */

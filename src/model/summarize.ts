@@ -97,6 +97,7 @@ export class CaseSeeds {
   private readonly overloads = new Map<string, number>();
   private promptTokens = 0;
   private cachedTokens = 0;
+  private offloadTokens = 0;
   private busy = 0;
   private batchArea = 0;
   private kvInUseArea = 0;
@@ -151,6 +152,7 @@ export class CaseSeeds {
     if (r.overload !== '') this.overloads.set(r.overload, (this.overloads.get(r.overload) ?? 0) + 1);
     this.promptTokens += r.promptTokens;
     this.cachedTokens += r.cachedTokens;
+    this.offloadTokens += r.offloadTokens;
     this.busy += r.busyMicros;
     this.batchArea += r.batchArea;
     this.kvInUseArea += r.kvInUseArea;
@@ -320,6 +322,8 @@ export class CaseSeeds {
       output_tokens_per_s_per_replica: hasCalls ? perSecond(outputTokens) / gpuReplicas : Number.NaN,
       goodput_per_s: perSecond(good),
       kv_hit_rate: ratio(cachedTokens, promptTokens),
+      kv_hit_rate_gpu: ratio(cachedTokens - this.offloadTokens, promptTokens),
+      kv_hit_rate_offload: configuration.offload === true ? ratio(this.offloadTokens, promptTokens) : Number.NaN,
       mean_batch: ratio(batchArea, busy),
       batch_occupancy: hasCalls ? ratio(batchArea, busy) / configuration.gpuSlots : Number.NaN,
       kv_in_use: hasCalls ? ratio(this.kvInUseArea, this.loads.get('gpu')?.capacity ?? 0) : Number.NaN,
@@ -375,18 +379,27 @@ function grown(counts: Float64Array, length: number): Float64Array {
   return out;
 }
 
-/** What the configuration's GPUs are, cost an hour, and how many sequences a replica batches; NaN where unknown. */
+/**
+ * What the configuration's GPUs are, cost an hour, how many sequences a replica batches (NaN
+ * where unknown), and whether its replicas have a KV offload tier (absent: none).
+ */
 export interface ConfigurationCost {
   readonly gpus: number;
   readonly dollarsPerHour: number;
   readonly gpuSlots: number;
+  readonly offload?: boolean;
 }
 
 const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN, gpuSlots: Number.NaN };
 
-/** A problem's GPUs, their price and batch size, for its rows. */
+/** A problem's GPUs, their price and batch size, and whether they have an offload tier, for its rows. */
 export function configurationCost(problem: Problem): ConfigurationCost {
-  return { gpus: gpuCount(problem) ?? Number.NaN, dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN, gpuSlots: problem.gpu?.slots ?? Number.NaN };
+  return {
+    gpus: gpuCount(problem) ?? Number.NaN,
+    dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN,
+    gpuSlots: problem.gpu?.slots ?? Number.NaN,
+    offload: problem.gpu?.offload !== undefined,
+  };
 }
 
 /** "overloaded: queue at server passed its capacity (272 jobs) in 64 of 64 seeds", most seeds first. */

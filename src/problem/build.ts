@@ -5,9 +5,9 @@
  */
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
-import type { Distribution, GpuPool, GpuProfile, Problem, Target, Workload } from '../model/problem.js';
+import type { Distribution, GpuPool, GpuProfile, Offload, Problem, Target, Workload } from '../model/problem.js';
 import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
-import { cacheEntries, HORIZON_TEXT, LIMITS } from './limits.js';
+import { cacheEntries, HORIZON_TEXT, LIMITS, offloadEntries } from './limits.js';
 import { DEFAULT_KV_TOKENS, listPrice, withContextFloor } from './profiles.js';
 import { buildCases, killTargetOf, type CaseContext } from './scenarios.js';
 import { isPlainObject } from './schema-walk.js';
@@ -162,16 +162,67 @@ function kvText(gpu: FileGpu): string {
     : `${kv} tokens`;
 }
 
+/** The offload tier's KV bytes a token: the problem's, else its profile's model's; undefined when neither says. */
+function offloadBytesPerToken(gpu: FileGpu): number | undefined {
+  return gpu.offload?.bytesPerToken ?? gpu.profile.roofline?.kvBytesPerToken;
+}
+
+/** The offload tier as the engines take it, where the problem has one of more than 0 tokens and its bytes a token are known. */
+function offloadOf(gpu: FileGpu): Offload | undefined {
+  const bytesPerToken = offloadBytesPerToken(gpu);
+  if (gpu.offload === undefined || gpu.offload.tokens === 0 || bytesPerToken === undefined) return undefined;
+  return { tokens: gpu.offload.tokens, bandwidth: gpu.offload.bandwidth, bytesPerToken };
+}
+
 /** The typed pool: KV tokens and the price per GPU-hour filled in from the profile where not given. */
 function gpuPool(gpu: FileGpu): GpuPool {
   const price = gpu.pricePerHour ?? listPrice(gpu.profile.gpuType);
+  const offload = offloadOf(gpu);
   return {
     replicas: gpu.replicas,
     slots: gpu.slots,
     kvTokens: kvTokensOf(gpu),
     profile: gpu.profile,
     ...(price === undefined ? {} : { pricePerHour: price }),
+    ...(offload === undefined ? {} : { offload }),
   };
+}
+
+/**
+ * What stops an offload tier (docs/model.md section 3): bytes a token nobody gave, a load the
+ * engines' whole nanoseconds a token cannot hold, loading a whole KV cache past a step's limit,
+ * more entries than the engines index. `smallest`: the smallest cached context, tokens.
+ */
+function offloadIssues(gpu: FileGpu, smallest: number): FieldIssue[] {
+  if (gpu.offload === undefined || gpu.offload.tokens === 0) return [];
+  const { tokens, bandwidth } = gpu.offload;
+  const bytesPerToken = offloadBytesPerToken(gpu);
+  if (bytesPerToken === undefined) {
+    return [{
+      path: 'gpu.offload.bytesPerToken',
+      message: `required: gpu.profile ${gpu.profile.name} does not know its model's KV bytes a token (131072 for Llama 3.1 8B in BF16: 32 layers x 2 x 8 KV heads x 128 x 2 bytes)`,
+    }];
+  }
+  const out: FieldIssue[] = [];
+  const ns = Math.round((bytesPerToken / bandwidth) * 1e9);
+  const kv = kvTokensOf(gpu);
+  if (ns < 1) {
+    out.push({ path: 'gpu.offload.bandwidth', message: `loads a token of ${bytesPerToken} bytes in under half a nanosecond; the engines hold whole nanoseconds a token`, from: ['gpu.offload.bytesPerToken'] });
+  } else if (Math.floor((kv * ns) / 1000) > LIMITS.stepMicros) {
+    out.push({
+      path: 'gpu.offload.bandwidth',
+      message: `loading a whole KV cache (${kvText(gpu)}) at ${ns} ns a token takes ${formatDuration(Math.floor((kv * ns) / 1000))}, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
+      from: ['gpu.offload.bytesPerToken'],
+    });
+  }
+  const entries = offloadEntries(tokens, smallest);
+  if (entries > LIMITS.cacheEntries) {
+    out.push({
+      path: 'gpu.offload.tokens',
+      message: `${tokens} tokens hold ${entries} entries of the smallest cached context (${smallest} tokens); the engines index at most ${LIMITS.cacheEntries} a replica`,
+    });
+  }
+  return out;
 }
 
 /** The longest batch iteration a profile takes: every slot decoding, and a full chunk of prefill (in nanoseconds, rounded up once, as the engines take it). */
@@ -299,6 +350,7 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
         `with gpu.slots; the engines index at most ${LIMITS.cacheEntries} a replica`,
     });
   }
+  out.push(...offloadIssues(file.gpu, smallest?.[1] ?? kv));
   return out;
 }
 

@@ -111,6 +111,14 @@ export function cacheEntries(kvTokens: number, smallestEntry: number, slots: num
   return Math.floor(kvTokens / Math.max(1, smallestEntry)) + slots + 2;
 }
 
+/**
+ * Entries a replica's offload tier may need: as many of the smallest cached context as it holds,
+ * and one spare (as src/engine/compile.ts sizes OFFLOAD_CAP).
+ */
+export function offloadEntries(tokens: number, smallestEntry: number): number {
+  return Math.floor(tokens / Math.max(1, smallestEntry)) + 1;
+}
+
 /** The lab's public cases, in the lab's order (docs/model.md section 4). */
 export const BUILTIN_CASE_NAMES = ['as-given', 'peak-hour', 'slow-dependency', 'server-dies'] as const;
 export type BuiltinCaseName = (typeof BUILTIN_CASE_NAMES)[number];

@@ -189,6 +189,7 @@ export function rooflineOf(model: ModelSize, gpu: GpuSpec, tp: number): Roofline
   return {
     weightsUs: ((model.activeParams * model.bytesPerWeight) / bandwidth) * 1e6,
     kvUsPerToken: (model.kvBytesPerToken / bandwidth) * 1e6,
+    kvBytesPerToken: model.kvBytesPerToken,
     prefillNsPerToken: ((2 * model.activeParams) / flops) * 1e9,
   };
 }

@@ -11,7 +11,7 @@ import { ROUTER_POLICIES, TOOL_CALLS } from '../model/problem.js';
 import { TABLE_MAX, tableTop } from '../model/distribution.js';
 import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS, RESERVED_NAMES } from './limits.js';
 import { BUILTIN_PROFILES, DEFAULT_KV_TOKENS, DEFAULT_PROFILE, builtinProfile, catalogueProfile, closeProfiles, gpuSpecs, rooflineProfile } from './profiles.js';
-import { DURATION_PATTERN, formatDuration, parseDuration, parseFraction } from './units.js';
+import { BYTE_RATE_PATTERN, DURATION_PATTERN, formatDuration, parseByteRate, parseDuration, parseFraction } from './units.js';
 
 /**
  * JSON Schema to show editors instead of what zod derives, for fields whose input zod can only
@@ -489,6 +489,34 @@ const profile = z
     description: `A built-in profile (${profileNames.join(', ')}), ${CATALOGUE_IDS}, an inline one, or a model by its size on a GPU type ({model: {params, bytesPerWeight, kvBytesPerToken}, gpu, tp}: its roofline floor). Default ${DEFAULT_PROFILE}.`,
   });
 
+/** A byte rate with a unit ('25GB/s') in bytes a second, above 0 and at most `max`. */
+function byteRate(max: number, description: string) {
+  const s = z
+    .string({ error: 'must be a byte rate with a unit, e.g. 25GB/s' })
+    .transform((input, ctx) => {
+      const r = parseByteRate(input);
+      if (!r.ok || r.value <= 0 || r.value > max) {
+        ctx.addIssue({ code: 'custom', message: r.ok ? `must be above 0 and at most ${max / 1e12}TB/s` : r.message, input });
+        return z.NEVER;
+      }
+      return r.value;
+    });
+  return hinted(s, { type: 'string', pattern: BYTE_RATE_PATTERN }, description);
+}
+
+/** Bytes a second: a GPU's own memory is a few TB/s, so more from outside it is a typo. */
+const MAX_OFFLOAD_BANDWIDTH = 100e12;
+
+const offload = z.strictObject({
+  tokens: int(0, LIMITS.tokens * 100, 'token counts').meta({
+    description: "KV tokens the offload tier holds a replica (host memory beyond the GPU's: vLLM's CPU offload, LMCache, Mooncake's store); 0: no tier.",
+  }),
+  bandwidth: byteRate(MAX_OFFLOAD_BANDWIDTH, 'How fast KV loads back from the tier, e.g. 25GB/s (PCIe 5 x16 in practice).'),
+  bytesPerToken: int(1, 100_000_000, 'bytes a token').optional().meta({
+    description: "KV bytes a token. Default: the profile's model's (a catalogue or model profile); required with a built-in or fitted inline profile.",
+  }),
+});
+
 const gpu = z.strictObject({
   replicas: int(1, LIMITS.gpuReplicas, 'GPU replicas'),
   slots: int(1, LIMITS.gpuSlots, 'sequences in one batch'),
@@ -504,6 +532,7 @@ const gpu = z.strictObject({
   chunk: int(1, LIMITS.tokens, 'token counts').optional().meta({
     description: "Most prompt tokens one batch iteration prefills (vLLM's max_num_batched_tokens). Default: the profile's (2048 for the built-in and catalogue ones).",
   }),
+  offload: offload.optional().meta({ description: 'A KV tier beyond GPU memory (docs/model.md section 3). Default: none.' }),
 }).transform((g, ctx) => {
   if (g.chunk === undefined) return g;
   const chunkNs = Math.round(1e6 / g.profile.prefillRate) * g.chunk;

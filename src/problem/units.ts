@@ -80,3 +80,32 @@ export function parseFraction(input: unknown): Parsed<number> {
   }
   return { ok: false, message: 'must be a fraction such as 0.99 or a percentage such as "99%"' };
 }
+
+/** Bytes in one of each unit a byte rate may carry (`25GB/s`): decimal (SI) and binary (IEC) prefixes. */
+export const BYTE_RATE_UNITS: Readonly<Record<string, number>> = {
+  'B/s': 1,
+  'kB/s': 1e3,
+  'KB/s': 1e3,
+  'MB/s': 1e6,
+  'GB/s': 1e9,
+  'TB/s': 1e12,
+  'KiB/s': 1024,
+  'MiB/s': 1024 ** 2,
+  'GiB/s': 1024 ** 3,
+  'TiB/s': 1024 ** 4,
+};
+
+/** For editors (JSON Schema) and problems/README.md ("Values"); keep in step with BYTE_RATE_UNITS. */
+export const BYTE_RATE_PATTERN = '^[0-9]+(\\.[0-9]+)?\\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)/s$';
+
+const BYTE_RATE_RE = /^([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*\/s)$/;
+
+/** A byte rate ('25GB/s', '900 GiB/s') in bytes a second. A bare number is refused: GB/s or GiB/s? */
+export function parseByteRate(input: unknown): Parsed<number> {
+  if (typeof input !== 'string') return { ok: false, message: 'must be a byte rate with a unit, e.g. 25GB/s' };
+  const m = BYTE_RATE_RE.exec(input.trim());
+  if (m === null) return { ok: false, message: 'must be a byte rate with a unit, e.g. 25GB/s or 64GiB/s' };
+  const scale = BYTE_RATE_UNITS[m[2]!];
+  if (scale === undefined) return { ok: false, message: `unknown unit "${m[2]}"; use one of ${Object.keys(BYTE_RATE_UNITS).join(', ')}` };
+  return { ok: true, value: Number(m[1]) * scale };
+}

@@ -27,7 +27,7 @@ import { REPORT_CSS, REPORT_SCRIPT } from './html-template.js';
  * batches' occupancy and its KV in use before its utilisation, near 1 whenever any sequence runs.
  */
 const PREFERRED_METRICS = [
-  'pass_probability', 'success', 'p99_ms', 'ttft_p99_ms', 'tpot_p99_ms', 'goodput_per_s', 'kv_hit_rate', 'batch_occupancy',
+  'pass_probability', 'success', 'p99_ms', 'ttft_p99_ms', 'tpot_p99_ms', 'goodput_per_s', 'kv_hit_rate', 'kv_hit_rate_offload', 'batch_occupancy',
   'kv_in_use', 'gpu_utilization',
 ];
 

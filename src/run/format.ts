@@ -41,13 +41,19 @@ const TABLE_COLUMNS: readonly TableColumn[] = [
   { title: 'p99 s', align: 'right', cell: (r) => seconds(r.p99_ms) },
   { title: 'p99_all s', align: 'right', cell: (r) => seconds(r.p99_all_ms) },
   { title: 'pass prob (interval)', align: 'right', cell: passProbability },
-  { title: 'kv hit %', align: 'right', cell: (r) => fixed(r.kv_hit_rate * 100, 1) },
+  { title: 'kv hit %', align: 'right', cell: kvHit },
   { title: 'busiest', align: 'left', cell: busiest },
   { title: 'mean batch', align: 'right', cell: (r) => fixed(r.mean_batch, 1) },
   { title: 'rejected', align: 'right', cell: (r) => count(r.rejected) },
   { title: 'timed out', align: 'right', cell: (r) => count(r.timed_out) },
   { title: 'died', align: 'right', cell: (r) => count(r.died) },
 ];
+
+/** The KV hit rate, and the part of it the KV offload tier gave where the replicas have one: "19.3 (10.5 tier)". */
+function kvHit(r: CaseSummary): string {
+  const total = fixed(r.kv_hit_rate * 100, 1);
+  return Number.isFinite(r.kv_hit_rate_offload) ? `${total} (${fixed(r.kv_hit_rate_offload * 100, 1)} tier)` : total;
+}
 
 /** Only in tables of model calls (not of a plain queueing server). */
 const TOKEN_COLUMNS: readonly TableColumn[] = [
