@@ -14,6 +14,7 @@ import type { Distribution, Problem, Scenario } from '../src/model/problem.js';
 import { parseDuration, parseFraction, problemFromObject, selectCases } from '../src/problem/index.js';
 import { discriminatorOf, formatPath, nodeOf, unwrap, type PathSegment } from '../src/problem/schema-walk.js';
 import { problemFileSchema } from '../src/problem/schema.js';
+import { parseByteRate } from '../src/problem/units.js';
 
 const TWO_31 = 0x80000000;
 const TABLE_MAX = 0x7fffffff;
@@ -55,7 +56,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
   },
@@ -206,7 +207,9 @@ function meaning(value: unknown): number | undefined {
   const d = parseDuration(value);
   if (d.ok) return d.value;
   const f = parseFraction(value);
-  return f.ok ? f.value : undefined;
+  if (f.ok) return f.value;
+  const b = parseByteRate(value);
+  return b.ok ? b.value : undefined;
 }
 
 /** The typed value the field at `path` became, windows back in the file's terms. */
@@ -303,6 +306,12 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
     expect([word(P.ITER_BASE), word(P.ITER_PER_SEQ), word(P.CHUNK)]).toEqual([gpu.profile.base, gpu.profile.perSeq, gpu.profile.chunk]);
     expect(Math.abs(word(P.PREFILL_NS_PER_TOKEN) - 1e6 / gpu.profile.prefillRate)).toBeLessThanOrEqual(0.5);
     expect(word(P.PREFILL_NS_PER_TOKEN) * gpu.profile.chunk).toBeLessThan(2 ** 32);
+    if (gpu.offload !== undefined) {
+      expect(word(P.OFFLOAD_TOKENS)).toBe(gpu.offload.tokens);
+      // a token's load to the nanosecond
+      const loadNs = word(P.OFFLOAD_TOKEN_US) * 1000 + word(P.OFFLOAD_TOKEN_NS);
+      expect(Math.abs(loadNs - (gpu.offload.bytesPerToken / gpu.offload.bandwidth) * 1e9)).toBeLessThanOrEqual(0.5);
+    }
   }
   if (orchestrator && tools) {
     expect([word(P.ORCH_SLOTS), word(P.ORCH_OVERHEAD), word(P.STEPS), word(P.TOOL_SLOTS)]).toEqual([orchestrator.slots, orchestrator.overhead, orchestrator.steps, tools.slots]);
@@ -351,6 +360,7 @@ const NUMBERS = [
 const TEXTS = [
   'NaN', 'Infinity', '-Infinity', '1e300', '0s', '1us', '5us', '0.999999s', '1s', '10s', '10.000001s', '2147s', '2148s',
   '4000s', '4000.000001s', '4294968s', '1193h', '99999999999999h', '-1s', '0%', '100%', '100.1%', '1e300%',
+  '0B/s', '1B/s', '1GB/s', '100TB/s', '100.1TB/s', '1e300GB/s', '-1GB/s',
 ];
 
 /** For a number field: its least and greatest value and one step either side. */

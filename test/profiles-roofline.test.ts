@@ -209,7 +209,7 @@ describe('a model outside the catalogue, by its size', () => {
       gpuType: 'H100',
       // 90% of 80 GB less 16 GB of weights, over 128 KiB a token
       kvTokens: Math.floor((0.9 * 80e9 - 16e9) / 131072),
-      roofline: { weightsUs: expect.closeTo(4776.12, 2), kvUsPerToken: expect.closeTo(0.0391, 4), prefillNsPerToken: expect.closeTo(16169.78, 2) },
+      roofline: { weightsUs: expect.closeTo(4776.12, 2), kvUsPerToken: expect.closeTo(0.0391, 4), kvBytesPerToken: LLAMA_8B.kvBytesPerToken, prefillNsPerToken: expect.closeTo(16169.78, 2) },
     });
     expect([gpu.kvTokens, gpu.pricePerHour]).toEqual([427246, 55.04 / 8]);
     // the same figures as the catalogue's Llama 3.1 8B on one H100: the same floor
