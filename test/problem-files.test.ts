@@ -49,8 +49,8 @@ describe('hot-prefix carries seed 000', () => {
   const p = loadProblem('problems/hot-prefix.yaml');
   const w = p.workload as RequestWorkload;
 
-  it('traffic: 30 requests a second for 30 seconds, 10 s warm-up', () => {
-    expect(p.traffic).toEqual({ rate: 30, duration: s(30), warmup: s(10), warmupAuto: false, trace: null, rateScale: 1 });
+  it('traffic: 30 requests a second for 30 seconds, 30 s warm-up', () => {
+    expect(p.traffic).toEqual({ rate: 30, duration: s(30), warmup: s(30), warmupAuto: false, trace: null, rateScale: 1 });
     expect(w.kind).toBe('request');
   });
   it('85% of requests share one 12,000-token prefix', () => {
