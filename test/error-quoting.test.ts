@@ -55,17 +55,17 @@ describe('an error quoting its input', () => {
 describe("a case's arrivals past the limit", () => {
   it('name traffic.duration when a --set lengthened it', () => {
     const err = thrown(() => loadProblem('problems/hot-prefix.yaml', ['traffic.duration=1700s']));
-    expect(err.message).toMatch(/invalid problem: traffic\.duration: case as-given simulates 51,300 arrivals per instance.* \(from --set traffic\.duration=1700s\)/);
+    expect(err.message).toMatch(/invalid problem: traffic\.duration: case as-given simulates 51,900 arrivals per instance.* \(from --set traffic\.duration=1700s\)/);
     expect(err.message).not.toMatch(/traffic\.rate:/);
   });
 
   it('name traffic.rate when a --set raised it', () => {
     const err = thrown(() => loadProblem('problems/hot-prefix.yaml', ['traffic.rate=1300']));
-    expect(err.message).toMatch(/invalid problem: traffic\.rate: case as-given simulates 52,000 arrivals per instance.* \(from --set traffic\.rate=1300\)/);
+    expect(err.message).toMatch(/invalid problem: traffic\.rate: case as-given simulates 78,000 arrivals per instance.* \(from --set traffic\.rate=1300\)/);
   });
 
   it('name the grid axis that lengthened it', () => {
     const err = thrown(() => sweepFromObject({ problem: 'hot-prefix', grid: { 'traffic.duration': ['30s', '1700s'] }, seeds: 1 }));
-    expect(err.message).toMatch(/grid point 1 \(traffic\.duration=1700s\): .*invalid problem: traffic\.duration: case as-given simulates 51,300 arrivals/);
+    expect(err.message).toMatch(/grid point 1 \(traffic\.duration=1700s\): .*invalid problem: traffic\.duration: case as-given simulates 51,900 arrivals/);
   });
 });
