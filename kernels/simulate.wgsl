@@ -1173,7 +1173,7 @@ fn replicaBoundary(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
   let mode = st[ix(rb + RP_MODE)];
-  if (mode != MODE_IDLE) {
+  if (mode == MODE_SINGLE || mode == MODE_RUN) {
     noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]);
     let n = select(1u, (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)], mode == MODE_RUN);
     for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
@@ -1314,7 +1314,10 @@ fn replicaPlan(r: u32) {
 
 /**
  * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
- * replica starts at once; a prefill iteration ends at its boundary anyway.
+ * replica starts at this instant, as an event of its own after those already due now (so the
+ * calls that reach it at one instant start in one batch); a prefill iteration ends at its
+ * boundary anyway. Why an event: the kernel inlines every call, and replicaBoundary called
+ * from here too compiled once per caller (llvmpipe took 3x as long: docs/model.md section 3).
  */
 fn replicaTouch(r: u32) {
   let rb = replicaAt(r);
@@ -1322,7 +1325,8 @@ fn replicaTouch(r: u32) {
   let now = st[ix(sb + G_NOW)];
   let mode = st[ix(rb + RP_MODE)];
   if (mode == MODE_IDLE) {
-    replicaBoundary(r);
+    st[ix(rb + RP_MODE)] = MODE_STARTING;
+    replicaSchedule(r, now);
     return;
   }
   if (mode != MODE_RUN) { return; }
@@ -1410,7 +1414,7 @@ fn replicaJoin(j: u32) {
 fn replicaReset(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
-  if (st[ix(rb + RP_MODE)] != MODE_IDLE) { noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]); }
+  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]); }
   st[ix(rb + RP_MODE)] = MODE_IDLE;
   st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
   if (st[ix(rb + RP_N_RUN)] + st[ix(rb + RP_Q_LEN)] > 0u) { st[ix(rb + RP_DOWN)] = 1u; }
@@ -1440,7 +1444,7 @@ fn replicaReset(r: u32) {
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 fn replicaHang(r: u32) {
   let rb = replicaAt(r);
-  if (st[ix(rb + RP_MODE)] != MODE_IDLE) { noteBusy(st[ix(rb + RP_START)], st[ix(sb + G_NOW)], st[ix(rb + RP_BATCH)]); }
+  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { noteBusy(st[ix(rb + RP_START)], st[ix(sb + G_NOW)], st[ix(rb + RP_BATCH)]); }
   st[ix(rb + RP_MODE)] = MODE_IDLE;
   st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
 }

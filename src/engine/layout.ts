@@ -199,7 +199,7 @@ export const enum PHASE {
   PREFILL, DECODE,
 }
 export const enum MODE {
-  IDLE, SINGLE, RUN,
+  IDLE, SINGLE, RUN, STARTING,
 }
 export const enum STATUS {
   ALIVE, DEAD, HUNG,

@@ -1292,7 +1292,7 @@ function replicaBoundary(r: number): void {
   const mode = st[rb + RP.MODE]!;
   // neither prefillDone nor callDone changes this replica's batch: its size is read once
   const running = st[rb + RP.N_RUN]!;
-  if (mode !== MODE.IDLE) {
+  if (mode === MODE.SINGLE || mode === MODE.RUN) {
     noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
     const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
     for (let i = 0; i < running; i++) {
@@ -1445,14 +1445,18 @@ function replicaPlan(r: number): void {
 
 /**
  * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
- * replica starts at once; a prefill iteration ends at its boundary anyway.
+ * replica starts at this instant, as an event of its own after those already due now (so the
+ * calls that reach it at one instant start in one batch); a prefill iteration ends at its
+ * boundary anyway. Why an event: the kernel inlines every call, and replicaBoundary called
+ * from here too compiled once per caller (llvmpipe took 3x as long: docs/model.md section 3).
  */
 function replicaTouch(r: number): void {
   const rb = replicaAt(r);
   if (st[rb + RP.STATUS] !== STATUS.ALIVE) return;
   const mode = st[rb + RP.MODE]!;
   if (mode === MODE.IDLE) {
-    replicaBoundary(r);
+    st[rb + RP.MODE] = MODE.STARTING;
+    replicaSchedule(r, now);
     return;
   }
   if (mode !== MODE.RUN) return;
@@ -1539,7 +1543,7 @@ function replicaJoin(j: number): void {
  */
 function replicaReset(r: number): void {
   const rb = replicaAt(r);
-  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
   if (st[rb + RP.N_RUN]! + st[rb + RP.Q_LEN]! > 0) st[rb + RP.DOWN] = 1;
@@ -1567,7 +1571,7 @@ function replicaReset(r: number): void {
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 function replicaHang(r: number): void {
   const rb = replicaAt(r);
-  if (st[rb + RP.MODE] !== MODE.IDLE) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
 }
