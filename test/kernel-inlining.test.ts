@@ -2,7 +2,7 @@
  * WGSL has no calls at run time: every compiler the kernel meets (Mesa's through Dawn, a GPU
  * driver's) inlines each function at each call site, so a large function reached along five
  * paths is compiled five times. That is how the kernel once grew to ~51,500 statements inlined
- * and llvmpipe took 7 minutes a shape (414 s for hot-prefix's, bench/results/compile.md), past
+ * and llvmpipe took 7 minutes a shape (414 s for hot-prefix's: `npm run bench:compile` at 2df876c), past
  * what CI's GPU suite can spend on the shapes it compiles. This test reads the kernel's text,
  * counts the statements of each entry point with every call inlined (no shape's constants
  * applied: an upper bound), and holds the total under a budget, naming the functions compiled

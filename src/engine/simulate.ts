@@ -1448,7 +1448,7 @@ function replicaPlan(r: number): void {
  * replica starts at this instant, as an event of its own after those already due now (so the
  * calls that reach it at one instant start in one batch); a prefill iteration ends at its
  * boundary anyway. Why an event: the kernel inlines every call, and replicaBoundary called
- * from here too compiled once per caller (llvmpipe took 3x as long: docs/model.md section 3).
+ * from here too compiled once per caller (docs/model.md section 3, test/kernel-inlining).
  */
 function replicaTouch(r: number): void {
   const rb = replicaAt(r);
