@@ -5,7 +5,8 @@
 # the kernel and the pool, with the GPU's seconds), the GPU test files, `npm run bench:lanes`
 # (both state layouts), then the benchmark's engines and scaling sections (and the crossover).
 # Each step has its own time limit, so that a slow one still leaves the others their turn and
-# what finished comes back; the defaults add up to 560 s, under the device's 600 s a command.
+# what finished comes back; the defaults add up to 560 s, under the device's 600 s a command. A
+# limit of 0 skips its step (a short lease spends its minutes on the steps it names).
 #   bench/gpu-machine/run.sh OUT [WHOLE_SECONDS] [TEST_SECONDS] [LANES_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]
 set -uo pipefail
 out=${1:?usage: run.sh OUT [WHOLE_SECONDS] [TEST_SECONDS] [LANES_SECONDS] [BENCH_SECONDS] [BENCH_BUDGET]}
@@ -20,6 +21,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 started=$SECONDS
 say() { echo "run.sh [$((SECONDS - started)) s]: $*"; }
+skip() { [ "$1" -gt 0 ] && return 1; say "$2: skipped (limit 0)"; }
 
 # The Vulkan loader and GL libraries, unpacked over / (the image has the NVIDIA driver only)
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -60,13 +62,16 @@ node --input-type=module -e '
 grep -q '^adapter: .* via vulkan' "$out/machine.txt" || { say "no Vulkan adapter: stopping"; exit 1; }
 
 # Whole sweeps and a hint search on the pool and the kernel: issue 14's H200 target
+skip "$whole_seconds" "whole sweeps" || {
 say "whole sweeps (limit ${whole_seconds} s, --budget ${whole_budget})"
 timeout "$whole_seconds" node dist/bench/engines.js --only whole --budget "$whole_budget" --out "$out" \
   >/dev/null 2>"$out/whole-log.txt"
 say "whole sweeps: exit $?"
 grep '^|' "$out/latest-whole.md" 2>/dev/null || grep -v vkCreateInstance "$out/whole-log.txt" | tail -20
+}
 
 # The GPU test files (and the engine choice), CI=true so that none skips for want of an adapter
+skip "$test_seconds" "GPU tests" || {
 say "GPU tests (limit ${test_seconds} s)"
 # the equivalence matrix has its own config (npm test leaves it out), the rest the default one
 CI=true NO_COLOR=1 timeout "$test_seconds" sh -c '
@@ -76,16 +81,21 @@ CI=true NO_COLOR=1 timeout "$test_seconds" sh -c '
 say "GPU tests: exit $?"
 pkill -f node_modules/vitest # its workers, when the limit ended it
 grep -E '^ *(Test Files|Tests|Duration) ' "$out/gpu-tests.txt"
+}
 
+skip "$lanes_seconds" "lanes" || {
 say "workgroup sizes and state layouts (limit ${lanes_seconds} s)"
 timeout "$lanes_seconds" node dist/bench/lanes.js --out "$out/lanes.md" >/dev/null 2>"$out/lanes-log.txt"
 say "lanes: exit $?"
 grep '^|' "$out/lanes.md" 2>/dev/null || grep -v vkCreateInstance "$out/lanes-log.txt" | tail -20
+}
 
 # The engines and scaling sections; the crossover table starts from the repository's, so the new adapter joins it
+skip "$bench_seconds" "benchmark" || {
 say "benchmark: engines and scaling (limit ${bench_seconds} s, --budget ${budget})"
 cp bench/results/crossover.json "$out/crossover.json"
 timeout "$bench_seconds" node dist/bench/engines.js --only engines --only scaling --budget "$budget" --out "$out" --crossover "$out/crossover.json" \
   >/dev/null 2>"$out/bench-log.txt"
 say "benchmark: exit $?"
 grep -v 'vkCreateInstance\|^bench: .* \.\.\.$' "$out/bench-log.txt" | tail -60
+}
