@@ -354,6 +354,12 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
   // untimed: the pool's workers compile the engine, and each kernel shape its pipeline
   for (const engine of engines) await runSweep(loadSweep(fileURLToPath(new URL('sweeps/hot-prefix-slots.yaml', root)), { seeds: 2, engine }));
   const rows: WholeRow[] = [];
+  // each row on stderr as it ends, so that a run stopped at its time limit keeps what finished
+  const push = (row: WholeRow): void => {
+    rows.push(row);
+    const seconds = row.seconds === null ? `not run (${row.skipped})` : `${row.seconds.toFixed(1)} s`;
+    process.stderr.write(`bench: ${row.work} · ${row.engine} · ${row.instances}: ${seconds}${row.gpuSeconds === null ? '' : `, GPU ${row.gpuSeconds.toFixed(2)} s`}\n`);
+  };
   const rate = new Map<string, number>();
   const skip = (engine: string, instances: number): string | undefined => {
     const perSecond = rate.get(engine);
@@ -366,7 +372,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
       const skipped = skip(engine, instances);
       if (skipped !== undefined) {
-        rows.push({ work: name, engine: engine === 'cpu' ? 'pool' : engine, instances, seconds: null, gpuSeconds: null, batches: '', table: '', skipped });
+        push({ work: name, engine: engine === 'cpu' ? 'pool' : engine, instances, seconds: null, gpuSeconds: null, batches: '', table: '', skipped });
         continue;
       }
       const t0 = performance.now();
@@ -376,7 +382,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const label = outcome.meta.adapter === null ? outcome.meta.engine ?? engine : `${outcome.meta.engine} (${outcome.meta.adapter})`;
       const onGpu = outcome.meta.batches.filter((b) => b.gpuSeconds !== undefined);
       const gpuSeconds = onGpu.length === 0 ? null : onGpu.reduce((sum, b) => sum + b.gpuSeconds!, 0);
-      rows.push({ work: name, engine: label, instances, seconds, gpuSeconds, batches: String(outcome.meta.batches.length), table: JSON.stringify(outcome.rows) });
+      push({ work: name, engine: label, instances, seconds, gpuSeconds, batches: String(outcome.meta.batches.length), table: JSON.stringify(outcome.rows) });
     }
     if (name.endsWith('16 seeds')) {
       // as sweeps ran before batches: each grid point's cases on the pool, one point after another
@@ -385,7 +391,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
       const summaries = [];
       for (const point of sweep.points) summaries.push(...(await runProblem(pointProblem(sweep, point), { caseNames: sweep.caseNames, seeds: sweep.seeds, baseSeed: sweep.baseSeed, engine: 'cpu' })).rows.map((summary) => ({ point, summary })));
       const instances = sweep.points.length * sweep.caseNames.length * sweep.seeds;
-      rows.push({ work: name, engine: 'pool, one point at a time', instances, seconds: (performance.now() - t0) / 1000, gpuSeconds: null, batches: String(sweep.points.length * sweep.caseNames.length), table: JSON.stringify(summaries) });
+      push({ work: name, engine: 'pool, one point at a time', instances, seconds: (performance.now() - t0) / 1000, gpuSeconds: null, batches: String(sweep.points.length * sweep.caseNames.length), table: JSON.stringify(summaries) });
     }
   }
   const hintWork = Object.keys(HINT.vary).join(' x ');
@@ -393,7 +399,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
     const t0 = performance.now();
     const before = await hintBeforeIntervals(engine);
     const seconds = (performance.now() - t0) / 1000;
-    rows.push({
+    push({
       work: `hint, 32 seeds, before intervals: ${hintWork} (${before.evaluated} of ${before.gridSize} points)`,
       engine: engine === 'cpu' ? 'pool' : engine,
       instances: before.instances,
@@ -407,7 +413,7 @@ async function wholeSweeps(withKernel: boolean, budget: number): Promise<{ text:
     const t0 = performance.now();
     const result = await runHints(hintRequestSchema.parse({ ...HINT, engine }));
     const seconds = (performance.now() - t0) / 1000;
-    rows.push({
+    push({
       work: `hint, seeds auto: ${hintWork} (${result.evaluated} of ${result.gridSize} points)`,
       engine: engine === 'cpu' ? 'pool' : result.engine ?? engine,
       instances: result.instances,
