@@ -22,7 +22,7 @@
 //
 // The configuration's shape, one for every configuration of a batch, is a set of pipeline
 // constants, not params: simulate.ts's p[P.KIND] and p[P.SLOW_TARGET] read KIND and
-// SLOW_TARGET here (its p[P.OFFLOAD_CAP] !== 0, OFFLOAD), and the handlers a shape can never
+// SLOW_TARGET here (its p[P.OFFLOAD_CAP] !== 0, OFFLOAD; p[P.KV_INCREMENTAL], KV_INCREMENTAL), and the handlers a shape can never
 // reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's target
 // that no failure has, the KV offload tier) sit behind guards on them that simulate.ts does not
 // need. The compiler then leaves that code out, so a
@@ -64,6 +64,9 @@ override FAILURE_TARGETS: u32;
 // Whether the GPU replicas have a KV offload tier: simulate.ts's p[P.OFFLOAD_CAP] != 0 (the
 // tier's code sits behind it, so a shape without one compiles none of it).
 override OFFLOAD: bool;
+// Whether the GPU replicas take KV as sequences grow and preempt: simulate.ts's
+// p[P.KV_INCREMENTAL] != 0 (its code, like the tier's, compiled only where a shape has it).
+override KV_INCREMENTAL: bool;
 
 // How the batch's records share the state buffer (src/gpu/engine.ts's stateLayout): one after
 // another, or with INTERLEAVED word by word, word i of every instance side by side, so that

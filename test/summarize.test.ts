@@ -42,6 +42,8 @@ function seed(
     promptTokens: 0,
     cachedTokens: 0,
     offloadTokens: 0,
+    preemptions: 0,
+    recomputedTokens: 0,
     busyMicros: 0,
     batchArea: 0,
     kvInUseArea: 0,

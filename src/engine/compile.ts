@@ -251,6 +251,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.GPU_REPLICAS] = gpu.replicas;
     p[P.GPU_SLOTS] = gpu.slots;
     p[P.KV_TOKENS] = gpu.kvTokens;
+    p[P.KV_INCREMENTAL] = gpu.kv === 'incremental' ? 1 : 0;
     p[P.KV_UNIT] = Math.ceil(gpu.kvTokens / KV_UNITS);
     const { profile } = gpu;
     const base = usAndNs(profile.base);

@@ -16,7 +16,8 @@ import * as layout from './layout.js';
  * section 3), QUEUE_DELAY + QUEUE_TOKEN x prompt tokens before a call joins its replica's queue
  * and OUTPUT_TOKEN for each token it returns; OFFLOAD_TOKEN, loading one token of KV from the
  * offload tier. OFFLOAD_CAP: the offload tier's entries a replica (0: no tier), OFFLOAD_TOKENS its
- * size in tokens.
+ * size in tokens. KV_INCREMENTAL: 1 when a running sequence takes KV as its tokens grow and is
+ * preempted when none is left (gpu.kv incremental), 0 when it reserves its whole output at admission.
  */
 export const enum P {
   KIND, WARMUP, MEASURE_END, ARRIVAL_END, T_INTERARRIVAL, T_BURST_INTERARRIVAL, BURST_FROM,
@@ -24,7 +25,7 @@ export const enum P {
   T_INPUT, STEPS, TOOL_EVERY_STEP, T_TOOL, TOOL_SLOTS, T_SERVICE, LB_OVERHEAD, APP_REPLICAS,
   APP_SLOTS, APP_OVERHEAD, TIMEOUT, GOAL_LATENCY, GOAL_TTFT, GOAL_TPOT, ORCH_SLOTS, ORCH_OVERHEAD, ROUTER_SLOTS, ROUTER_OVERHEAD, POLICY,
   BOUNDED_LOAD_MILLI, ALPHA_MILLI, RETRIES, RING_LEN, OFF_RING, GPU_REPLICAS, GPU_SLOTS,
-  KV_TOKENS, KV_UNIT, ITER_BASE, ITER_BASE_NS, ITER_PER_SEQ, ITER_PER_SEQ_NS, PREFILL_NS_PER_TOKEN, CHUNK,
+  KV_TOKENS, KV_INCREMENTAL, KV_UNIT, ITER_BASE, ITER_BASE_NS, ITER_PER_SEQ, ITER_PER_SEQ_NS, PREFILL_NS_PER_TOKEN, CHUNK,
   QUEUE_DELAY_US, QUEUE_DELAY_NS, QUEUE_TOKEN_US, QUEUE_TOKEN_NS, OUTPUT_TOKEN_US, OUTPUT_TOKEN_NS, CACHE_CAP,
   OFFLOAD_CAP, OFFLOAD_TOKENS, OFFLOAD_TOKEN_US, OFFLOAD_TOKEN_NS, SERVER_REPLICAS,
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
@@ -123,12 +124,13 @@ export const APP_WORDS = 2;
  * Per job: an admitted request, task or queueing job, with its current call. CALL_AT: when
  * the call set out (the arrival, or the tool call's end); FIRST_AT: its first token; MISSED:
  * a call of the job missed the TTFT or TPOT goal; LOAD: the microseconds its first prefill step
- * spends loading its prompt's KV from the offload tier.
+ * spends loading its prompt's KV from the offload tier; PREEMPTS: the times its call was
+ * preempted (gpu.kv incremental).
  */
 export const enum J {
   GEN, STAGE, ARRIVAL, DEADLINE, INDEX, COUNTED, APP, STEP, CONTEXT, PREFIX, PROMPT, OUTPUT,
   CACHED, PREFILL_LEFT, OUT_LEFT, PHASE, ALLOC, REPLICA, ENTRY, RESERVED, RETRIES, NEXT, PREV,
-  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, LOAD, COUNT,
+  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, LOAD, PREEMPTS, COUNT,
 }
 export const JOB_WORDS = J.COUNT;
 
@@ -148,7 +150,9 @@ export const HEAP_WORDS = 4;
  * microseconds; KV_PEAK: the most KV_UNITs one replica held in it. OVERLOADED counts
  * arrivals failed for an overload; OVERLOAD is the first capacity reached (an ERR),
  * OVERLOAD_AT where; LONGEST_QUEUE_AT where LONGEST_QUEUE was (TARGETs). OFFLOAD_TOKENS: the
- * part of CACHED_TOKENS the offload tier gave (the rest the GPU's cache did).
+ * part of CACHED_TOKENS the offload tier gave (the rest the GPU's cache did). PREEMPTIONS: counted
+ * calls' preemptions (gpu.kv incremental); RECOMPUTED_TOKENS: the tokens their resumptions
+ * computed again.
  */
 export const enum R {
   ARRIVALS, SUCCESSES, REJECTED_AT_APP, REJECTED_AT_ORCH, REJECTED_AT_ROUTER, REJECTED_AT_GPU,
@@ -159,7 +163,8 @@ export const enum R {
   CALLS_DONE, TTFT_SUM, TTFT_SUM_HI, TPOT_CALLS, TPOT_SUM, TPOT_SUM_HI, ITL_SUM, ITL_SUM_HI, BUSY, BUSY_HI,
   BATCH_AREA, BATCH_AREA_HI, KV_AREA, KV_AREA_HI, KV_PEAK, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI,
   ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
-  EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, OFFLOAD_TOKENS, OFFLOAD_TOKENS_HI, COUNT,
+  EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, OFFLOAD_TOKENS, OFFLOAD_TOKENS_HI,
+  PREEMPTIONS, RECOMPUTED_TOKENS, RECOMPUTED_TOKENS_HI, COUNT,
 }
 /**
  * The measured window cut into INTERVALS equal intervals of P.INTERVAL_US (the last may end past
@@ -195,8 +200,9 @@ export const enum STAGE {
   FREE, AT_ROUTER, GPU_QUEUED, GPU_RUNNING, TOOL_QUEUED, TOOL_RUNNING, SERVER_QUEUED,
   SERVER_RUNNING, GPU_ARRIVING, GPU_OUTPUT,
 }
+/** PREEMPTED: its KV freed and the call back at the head of its replica's queue, to be recomputed. */
 export const enum PHASE {
-  PREFILL, DECODE,
+  PREFILL, DECODE, PREEMPTED,
 }
 export const enum MODE {
   IDLE, SINGLE, RUN, STARTING,

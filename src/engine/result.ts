@@ -95,6 +95,8 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     promptTokens: wide(R.PROMPT_TOKENS),
     cachedTokens: wide(R.CACHED_TOKENS),
     offloadTokens: wide(R.OFFLOAD_TOKENS),
+    preemptions: record[R.PREEMPTIONS]!,
+    recomputedTokens: wide(R.RECOMPUTED_TOKENS),
     busyMicros: busy,
     batchArea: wide(R.BATCH_AREA),
     kvInUseArea: wide(R.KV_AREA) * kvShare,

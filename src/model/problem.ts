@@ -243,11 +243,18 @@ export interface Offload {
   readonly bytesPerToken: number;
 }
 
+export type KvAllocation = 'reserve' | 'incremental';
+
 export interface GpuPool {
   readonly replicas: number;
   /** Most sequences in one batch. */
   readonly slots: number;
   readonly kvTokens: number;
+  /**
+   * How a running sequence takes KV: `reserve`, its uncached prompt and whole output at admission;
+   * `incremental`, its prompt at admission and a token each step, preempted when none is left.
+   */
+  readonly kv: KvAllocation;
   readonly profile: GpuProfile;
   /** The KV tier beyond GPU memory; absent: none. */
   readonly offload?: Offload;

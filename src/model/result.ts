@@ -91,6 +91,9 @@ export interface InstanceResult {
   readonly cachedTokens: number;
   /** The part of cachedTokens loaded back from the offload tier (the rest the GPU's cache held). */
   readonly offloadTokens: number;
+  /** Counted calls' preemptions (gpu.kv incremental), and the tokens their resumptions computed again. */
+  readonly preemptions: number;
+  readonly recomputedTokens: number;
   /** Busy time of the serving component (GPU replicas or servers) in the measured window. */
   readonly busyMicros: number;
   /** Integral of the batch size (running sequences) over busy time. */

@@ -182,6 +182,7 @@ function gpuPool(gpu: FileGpu): GpuPool {
     replicas: gpu.replicas,
     slots: gpu.slots,
     kvTokens: kvTokensOf(gpu),
+    kv: gpu.kv,
     profile: gpu.profile,
     ...(price === undefined ? {} : { pricePerHour: price }),
     ...(offload === undefined ? {} : { offload }),
