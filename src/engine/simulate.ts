@@ -123,9 +123,9 @@ export interface RequestRecorder {
   /**
    * A model call of job `index` (its step) finished at `end`: set out at `callAt`, its first
    * token at `firstAt`, `output` tokens, a prompt of `prompt` of which `cached` were cached, on
-   * GPU replica `replica`.
+   * GPU replica `replica`, preempted `preemptions` times on the way (gpu.kv incremental).
    */
-  called(index: number, step: number, callAt: number, firstAt: number, end: number, output: number, prompt: number, cached: number, replica: number): void;
+  called(index: number, step: number, callAt: number, firstAt: number, end: number, output: number, prompt: number, cached: number, replica: number, preemptions: number): void;
   /** Arrival `index`, come at `arrivalAt`, resolved at `at`: `outcome` is R.SUCCESSES, or the R counter its failure counts in. */
   resolved(index: number, arrivalAt: number, at: number, outcome: number): void;
 }
@@ -1233,7 +1233,7 @@ function callTimes(j: number): void {
   if (st[jb + J.COUNTED] === 0) return;
   const ttft = st[jb + J.FIRST_AT]! - st[jb + J.CALL_AT]!;
   if (recorder !== null) {
-    recorder.called(st[jb + J.INDEX]!, st[jb + J.STEP]!, st[jb + J.CALL_AT]!, st[jb + J.FIRST_AT]!, now, st[jb + J.OUTPUT]!, st[jb + J.PROMPT]!, st[jb + J.CACHED]!, st[jb + J.REPLICA]!);
+    recorder.called(st[jb + J.INDEX]!, st[jb + J.STEP]!, st[jb + J.CALL_AT]!, st[jb + J.FIRST_AT]!, now, st[jb + J.OUTPUT]!, st[jb + J.PROMPT]!, st[jb + J.CACHED]!, st[jb + J.REPLICA]!, st[jb + J.PREEMPTS]!);
   }
   count(R.CALLS_DONE);
   add64(R.OUTPUT_TOKENS, st[jb + J.OUTPUT]!);
