@@ -337,8 +337,29 @@ fn queuePush(q: u32, j: u32, at: u32) {
   }
   st[ix(q + 1u)] = j;
   st[ix(q + 2u)] = st[ix(q + 2u)] + 1u;
-  if (st[ix(q + 2u)] > st[ix(result(R_LONGEST_QUEUE))]) {
-    st[ix(result(R_LONGEST_QUEUE))] = st[ix(q + 2u)];
+  queueLonger(st[ix(q + 2u)], at);
+}
+
+/** Job j joins FIFO q at its head (a preempted call, which resumes first). */
+fn queuePushFront(q: u32, j: u32, at: u32) {
+  let jb = jobAt(j);
+  st[ix(jb + J_PREV)] = NONE;
+  if (st[ix(q + 2u)] == 0u) {
+    st[ix(jb + J_NEXT)] = NONE;
+    st[ix(q + 1u)] = j;
+  } else {
+    st[ix(jb + J_NEXT)] = st[ix(q)];
+    st[ix(jobAt(st[ix(q)]) + J_PREV)] = j;
+  }
+  st[ix(q)] = j;
+  st[ix(q + 2u)] = st[ix(q + 2u)] + 1u;
+  queueLonger(st[ix(q + 2u)], at);
+}
+
+/** A queue of component `at` (a TARGET) is now `len` long: the longest so far? */
+fn queueLonger(len: u32, at: u32) {
+  if (len > st[ix(result(R_LONGEST_QUEUE))]) {
+    st[ix(result(R_LONGEST_QUEUE))] = len;
     st[ix(result(R_LONGEST_QUEUE_AT))] = at;
   }
 }
@@ -1068,8 +1089,9 @@ fn replicaSchedule(r: u32, at: u32) {
 fn prefillDone(r: u32, j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_PHASE)] = PHASE_DECODE;
+  // a preempted call's recomputed prompt emits its next token: its first came before
+  if (st[ix(jb + J_OUT_LEFT)] == st[ix(jb + J_OUTPUT)]) { st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US); }
   st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
-  st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US);
   let key = prefixKey(j);
   if (key == 0u) { return; }
   if (param(P_TRACE_ROWS) != 0u) {
@@ -1179,10 +1201,16 @@ fn replicaBoundary(r: u32) {
   if (mode == MODE_SINGLE || mode == MODE_RUN) {
     noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]);
     let n = select(1u, (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)], mode == MODE_RUN);
+    // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
+    var grown = 0u;
     for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
       let jb = jobAt(st[ix(runningAt(r, i))]);
       if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
         st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - n;
+        if (KV_INCREMENTAL) {
+          st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] + n;
+          grown += n;
+        }
       } else if (st[ix(jb + J_ALLOC)] > 0u) {
         st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - st[ix(jb + J_ALLOC)];
         st[ix(jb + J_ALLOC)] = 0u;
@@ -1190,6 +1218,10 @@ fn replicaBoundary(r: u32) {
         st[ix(jb + J_LOAD)] = 0u;
         if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
       }
+    }
+    if (KV_INCREMENTAL && grown > 0u) {
+      st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + grown;
+      kvChange(r, grown, 0u);
     }
   }
   var w = 0u;
@@ -1205,11 +1237,57 @@ fn replicaBoundary(r: u32) {
     }
   }
   st[ix(rb + RP_N_RUN)] = w;
-  replicaAdmit(r);
+  var keep = 0u;
+  if (KV_INCREMENTAL) { keep = replicaPreempt(r); }
+  if (keep != NONE) { replicaAdmit(r, keep); }
   replicaPlan(r);
 }
 
-fn replicaAdmit(r: u32) {
+/**
+ * gpu.kv incremental: room for each decoding sequence's next token, evicting cached entries,
+ * else preempting the most recently admitted sequence (vLLM's recompute preemption) until there
+ * is. Returns the tokens the next step takes, to keep free while calls are admitted, or NONE
+ * when it preempted: then none is admitted at this boundary (vLLM admits none in a step that
+ * preempted), so a preempted call does not come straight back.
+ */
+fn replicaPreempt(r: u32) -> u32 {
+  let rb = replicaAt(r);
+  var preempted = false;
+  loop {
+    let running = st[ix(rb + RP_N_RUN)];
+    var decoding = 0u;
+    for (var i = 0u; i < running; i++) {
+      if (st[ix(jobAt(st[ix(runningAt(r, i))]) + J_PHASE)] == PHASE_DECODE) { decoding += 1u; }
+    }
+    // a sequence alone always fits: its prompt and output fit kvTokens, or it was refused
+    if (decoding == 0u || cacheMakeRoom(r, decoding)) { return select(decoding, NONE, preempted); }
+    st[ix(rb + RP_N_RUN)] = running - 1u;
+    callPreempt(r, st[ix(runningAt(r, running - 1u))]);
+    preempted = true;
+  }
+}
+
+/**
+ * Running call j leaves replica r's batch for the head of its queue: its KV freed (a prefix it
+ * cached stays cached), to recompute its prompt and the tokens it had generated when it
+ * resumes. Its wait counted once, when first admitted, it holds the router as before.
+ */
+fn callPreempt(r: u32, j: u32) {
+  let jb = jobAt(j);
+  callFree(r, j);
+  st[ix(jb + J_PHASE)] = PHASE_PREEMPTED;
+  st[ix(jb + J_STAGE)] = STAGE_GPU_QUEUED;
+  st[ix(jb + J_PREEMPTS)] = st[ix(jb + J_PREEMPTS)] + 1u;
+  if (st[ix(jb + J_COUNTED)] != 0u) { count(R_PREEMPTIONS); }
+  queuePushFront(replicaAt(r) + RP_Q_HEAD, j, TARGET_GPU);
+}
+
+/**
+ * Admits queued calls while slots and KV allow, keeping `keep` tokens free for the running
+ * sequences' next step. A call reserves its uncached prompt and its output (gpu.kv reserve), or
+ * its uncached prompt, the tokens it had generated if preempted, and its next token (incremental).
+ */
+fn replicaAdmit(r: u32, keep: u32) {
   let rb = replicaAt(r);
   let q = rb + RP_Q_HEAD;
   while (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] > 0u) {
@@ -1240,14 +1318,15 @@ fn replicaAdmit(r: u32) {
         offloadHold(r, t, e, 1u);
       }
     }
-    let need = prompt - cached + st[ix(jb + J_OUTPUT)];
-    if (!cacheMakeRoom(r, need + loaded)) {
+    let resumed = KV_INCREMENTAL && st[ix(jb + J_PHASE)] == PHASE_PREEMPTED;
+    let generated = select(0u, st[ix(jb + J_OUTPUT)] - st[ix(jb + J_OUT_LEFT)], resumed);
+    let need = prompt - cached + select(st[ix(jb + J_OUTPUT)], generated + 1u, KV_INCREMENTAL);
+    if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e != NONE) { entryUnpin(r, e); }
       if (OFFLOAD && t != NONE) { offloadHold(r, t, e, 0u); }
       return;
     }
     queueUnlink(q, j);
-    noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
     st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + need;
     if (OFFLOAD && t != NONE) {
       let loadedEntry = offloadLoad(r, t, e);
@@ -1265,16 +1344,27 @@ fn replicaAdmit(r: u32) {
     if (e != NONE) { st[ix(entryAt(r, e) + E_LAST)] = st[ix(sb + G_NOW)]; }
     st[ix(jb + J_RESERVED)] = need;
     st[ix(jb + J_CACHED)] = cached;
-    st[ix(jb + J_PREFILL_LEFT)] = prompt - cached;
-    st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUTPUT)];
+    if (resumed) {
+      // what it prefills again, less the prompt it had not reached when preempted
+      let prefill = prompt - cached + generated;
+      let fresh = st[ix(jb + J_PREFILL_LEFT)];
+      if (st[ix(jb + J_COUNTED)] != 0u && prefill > fresh) { add64(R_RECOMPUTED_TOKENS, prefill - fresh); }
+      st[ix(jb + J_PREFILL_LEFT)] = prefill;
+    } else {
+      // its wait and its prompt count once, when first admitted
+      noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
+      st[ix(jb + J_PREFILL_LEFT)] = prompt - cached;
+      st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUTPUT)];
+      st[ix(jb + J_PREEMPTS)] = 0u;
+      if (st[ix(jb + J_COUNTED)] != 0u) {
+        add64(R_PROMPT_TOKENS, prompt);
+        add64(R_CACHED_TOKENS, cached);
+        add64(R_OFFLOAD_TOKENS, cached - cachedInGpu);
+      }
+    }
     st[ix(jb + J_PHASE)] = PHASE_PREFILL;
     st[ix(jb + J_ALLOC)] = 0u;
     st[ix(jb + J_LOAD)] = offloadTime(loaded);
-    if (st[ix(jb + J_COUNTED)] != 0u) {
-      add64(R_PROMPT_TOKENS, prompt);
-      add64(R_CACHED_TOKENS, cached);
-      add64(R_OFFLOAD_TOKENS, cached - cachedInGpu);
-    }
     st[ix(runningAt(r, st[ix(rb + RP_N_RUN)]))] = j;
     st[ix(rb + RP_N_RUN)] = st[ix(rb + RP_N_RUN)] + 1u;
   }
@@ -1312,7 +1402,11 @@ fn replicaPlan(r: u32) {
   let single = decoding < running;
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
   st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single), select(0u, load, single));
-  replicaSchedule(r, later(select(shortest, 1u, single), st[ix(rb + RP_DUR)]));
+  // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
+  // step was made), at a boundary that makes more
+  var runs = shortest;
+  if (KV_INCREMENTAL && !single) { runs = min(runs, (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  replicaSchedule(r, later(select(runs, 1u, single), st[ix(rb + RP_DUR)]));
 }
 
 /**
@@ -1345,6 +1439,8 @@ fn replicaEnqueue(r: u32, j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_STAGE)] = STAGE_GPU_QUEUED;
   st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
+  // a call sent anew (a retry too) starts over, not as a preempted call's resumption
+  st[ix(jb + J_PHASE)] = PHASE_PREFILL;
   if (st[ix(jb + J_COUNTED)] != 0u) {
     count(R_QUEUED);
     let calls = sb + param(P_OFF_CALLS) + r;

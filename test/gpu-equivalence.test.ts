@@ -51,6 +51,23 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
     expect(sum(config, records, R.OFFLOAD_TOKENS)).toBeGreaterThan(0);
   }, OFFLOAD_RUN_MS);
 
+  // KV taken as tokens grow, with preemption (gpu.kv incremental, issue 29), in shapes of its own:
+  // a replica of 20,000 tokens under least-loaded routing preempts dozens of calls a seed, with a
+  // replica reset; and with an offload tier, where the preempted calls' evicted prefix goes
+  const INCREMENTAL = ['gpu.kv=incremental', 'gpu.kvTokens=20000', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=200', 'traffic.duration=6s', 'traffic.warmup=2s'];
+  it(`hot-prefix, server-dies, with incremental KV and preemption: ${SEEDS.scenarios} seeds`, async () => {
+    const { config } = configFor('hot-prefix', INCREMENTAL, 'server-dies');
+    const records = await expectSame(config, SEEDS.scenarios);
+    expect(sum(config, records, R.PREEMPTIONS)).toBeGreaterThan(SEEDS.scenarios * 10);
+  }, OFFLOAD_RUN_MS);
+
+  it(`hot-prefix, as-given, with incremental KV and a KV offload tier: ${SEEDS.scenarios} seeds`, async () => {
+    const { config } = configFor('hot-prefix', [...INCREMENTAL, ...OFFLOAD, 'gpu.offload.bytesPerToken=131072']);
+    const records = await expectSame(config, SEEDS.scenarios);
+    expect(sum(config, records, R.PREEMPTIONS)).toBeGreaterThan(SEEDS.scenarios * 10);
+    expect(sum(config, records, R.OFFLOAD_TOKENS)).toBeGreaterThan(0);
+  }, OFFLOAD_RUN_MS);
+
   // Overloaded (issue 12), in M/M/c's shape: a full job table refuses arrivals from the warmup
   // on; an event heap too small (a capacity sized too small) stops most instances mid-run.
   it(`mmc, M/M/2 at 200% load: ${SEEDS.mmc} seeds`, async () => {

@@ -176,6 +176,13 @@ describe('KV in use', () => {
     expect(held!.record[R.OFFLOAD_TOKENS]).toBeGreaterThan(0);
   });
 
+  it('counts each token a sequence decodes under gpu.kv incremental, within the KV through its preemptions and a reset', () => {
+    const sets = ['traffic.duration=6s', 'traffic.warmup=2s', 'gpu.kvTokens=20000', 'gpu.kv=incremental', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=200'];
+    const [held] = expectCounted(configFor('hot-prefix', sets, 'server-dies').config, 1);
+    expect(held!.record[R.PREEMPTIONS]).toBeGreaterThan(10);
+    expect(held!.record[R.RECOMPUTED_TOKENS]).toBeGreaterThan(0);
+  });
+
   it('names a GPU whose memory binds before its slots by its KV, and one whose slots bind by its batches', () => {
     const row = (sets: string[]) => {
       const { problem, config } = configFor('small-kv-cache', ['traffic.duration=10s', 'traffic.warmup=5s', ...sets]);

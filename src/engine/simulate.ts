@@ -456,6 +456,29 @@ function queuePush(q: number, j: number, at: number): void {
   }
   st[q + 1] = j;
   st[q + 2] = len;
+  queueLonger(len, at);
+}
+
+/** Job j joins FIFO q at its head (a preempted call, which resumes first). */
+function queuePushFront(q: number, j: number, at: number): void {
+  const jb = jobAt(j);
+  const head = st[q]!;
+  const len = st[q + 2]! + 1;
+  st[jb + J.PREV] = NONE;
+  if (len === 1) {
+    st[jb + J.NEXT] = NONE;
+    st[q + 1] = j;
+  } else {
+    st[jb + J.NEXT] = head;
+    st[jobAt(head) + J.PREV] = j;
+  }
+  st[q] = j;
+  st[q + 2] = len;
+  queueLonger(len, at);
+}
+
+/** A queue of component `at` (a TARGET) is now `len` long: the longest so far? */
+function queueLonger(len: number, at: number): void {
   if (len > st[result(R.LONGEST_QUEUE)]!) {
     st[result(R.LONGEST_QUEUE)] = len;
     st[result(R.LONGEST_QUEUE_AT)] = at;
@@ -1182,8 +1205,9 @@ function replicaSchedule(r: number, at: number): void {
 function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.PHASE] = PHASE.DECODE;
+  // a preempted call's recomputed prompt emits its next token: its first came before
+  if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
   st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
-  st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
   const key = prefixKey(j);
   if (key === 0) return;
   if (pr[P.TRACE_ROWS] !== 0) {
@@ -1295,10 +1319,16 @@ function replicaBoundary(r: number): void {
   if (mode === MODE.SINGLE || mode === MODE.RUN) {
     noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
     const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
+    // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
+    let grown = 0;
     for (let i = 0; i < running; i++) {
       const jb = jobAt(st[run + i]!);
       if (st[jb + J.PHASE] === PHASE.DECODE) {
         st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
+        if (pr[P.KV_INCREMENTAL] !== 0) {
+          st[jb + J.RESERVED] = st[jb + J.RESERVED]! + n;
+          grown += n;
+        }
       } else {
         const alloc = st[jb + J.ALLOC]!;
         if (alloc > 0) {
@@ -1310,6 +1340,10 @@ function replicaBoundary(r: number): void {
           if (left === 0) prefillDone(r, st[run + i]!);
         }
       }
+    }
+    if (grown > 0) {
+      st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + grown;
+      kvChange(r, grown, 0);
     }
   }
   let w = 0;
@@ -1324,11 +1358,57 @@ function replicaBoundary(r: number): void {
     }
   }
   st[rb + RP.N_RUN] = w;
-  replicaAdmit(r);
+  const keep = pr[P.KV_INCREMENTAL] !== 0 ? replicaPreempt(r) : 0;
+  if (keep !== NONE) replicaAdmit(r, keep);
   replicaPlan(r);
 }
 
-function replicaAdmit(r: number): void {
+/**
+ * gpu.kv incremental: room for each decoding sequence's next token, evicting cached entries,
+ * else preempting the most recently admitted sequence (vLLM's recompute preemption) until there
+ * is. Returns the tokens the next step takes, to keep free while calls are admitted, or NONE
+ * when it preempted: then none is admitted at this boundary (vLLM admits none in a step that
+ * preempted), so a preempted call does not come straight back.
+ */
+function replicaPreempt(r: number): number {
+  const rb = replicaAt(r);
+  const run = runningAt(r, 0);
+  let preempted = false;
+  for (;;) {
+    const running = st[rb + RP.N_RUN]!;
+    let decoding = 0;
+    for (let i = 0; i < running; i++) {
+      if (st[jobAt(st[run + i]!) + J.PHASE] === PHASE.DECODE) decoding += 1;
+    }
+    // a sequence alone always fits: its prompt and output fit kvTokens, or it was refused
+    if (decoding === 0 || cacheMakeRoom(r, decoding)) return preempted ? NONE : decoding;
+    st[rb + RP.N_RUN] = running - 1;
+    callPreempt(r, st[run + running - 1]!);
+    preempted = true;
+  }
+}
+
+/**
+ * Running call j leaves replica r's batch for the head of its queue: its KV freed (a prefix it
+ * cached stays cached), to recompute its prompt and the tokens it had generated when it
+ * resumes. Its wait counted once, when first admitted, it holds the router as before.
+ */
+function callPreempt(r: number, j: number): void {
+  const jb = jobAt(j);
+  callFree(r, j);
+  st[jb + J.PHASE] = PHASE.PREEMPTED;
+  st[jb + J.STAGE] = STAGE.GPU_QUEUED;
+  st[jb + J.PREEMPTS] = st[jb + J.PREEMPTS]! + 1;
+  if (st[jb + J.COUNTED] !== 0) count(R.PREEMPTIONS);
+  queuePushFront(replicaAt(r) + RP.Q_HEAD, j, TARGET.GPU);
+}
+
+/**
+ * Admits queued calls while slots and KV allow, keeping `keep` tokens free for the running
+ * sequences' next step. A call reserves its uncached prompt and its output (gpu.kv reserve), or
+ * its uncached prompt, the tokens it had generated if preempted, and its next token (incremental).
+ */
+function replicaAdmit(r: number, keep: number): void {
   const rb = replicaAt(r);
   const q = rb + RP.Q_HEAD;
   while (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]! && st[rb + RP.Q_LEN]! > 0) {
@@ -1358,14 +1438,15 @@ function replicaAdmit(r: number): void {
         offloadHold(r, t, e, 1);
       }
     }
-    const need = prompt - cached + st[jb + J.OUTPUT]!;
-    if (!cacheMakeRoom(r, need + loaded)) {
+    const resumed = st[jb + J.PHASE] === PHASE.PREEMPTED;
+    const generated = resumed ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
+    const need = prompt - cached + (pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!);
+    if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e !== NONE) entryUnpin(r, e);
       if (t !== NONE) offloadHold(r, t, e, 0);
       return;
     }
     queueUnlink(q, j);
-    noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + need;
     if (t !== NONE) {
       const loadedEntry = offloadLoad(r, t, e);
@@ -1383,16 +1464,27 @@ function replicaAdmit(r: number): void {
     if (e !== NONE) st[entryAt(r, e) + E.LAST] = now;
     st[jb + J.RESERVED] = need;
     st[jb + J.CACHED] = cached;
-    st[jb + J.PREFILL_LEFT] = prompt - cached;
-    st[jb + J.OUT_LEFT] = st[jb + J.OUTPUT]!;
+    if (resumed) {
+      // what it prefills again, less the prompt it had not reached when preempted
+      const prefill = prompt - cached + generated;
+      const fresh = st[jb + J.PREFILL_LEFT]!;
+      if (st[jb + J.COUNTED] !== 0 && prefill > fresh) add64(R.RECOMPUTED_TOKENS, prefill - fresh);
+      st[jb + J.PREFILL_LEFT] = prefill;
+    } else {
+      // its wait and its prompt count once, when first admitted
+      noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
+      st[jb + J.PREFILL_LEFT] = prompt - cached;
+      st[jb + J.OUT_LEFT] = st[jb + J.OUTPUT]!;
+      st[jb + J.PREEMPTS] = 0;
+      if (st[jb + J.COUNTED] !== 0) {
+        add64(R.PROMPT_TOKENS, prompt);
+        add64(R.CACHED_TOKENS, cached);
+        add64(R.OFFLOAD_TOKENS, cached - cachedInGpu);
+      }
+    }
     st[jb + J.PHASE] = PHASE.PREFILL;
     st[jb + J.ALLOC] = 0;
     st[jb + J.LOAD] = offloadTime(loaded);
-    if (st[jb + J.COUNTED] !== 0) {
-      add64(R.PROMPT_TOKENS, prompt);
-      add64(R.CACHED_TOKENS, cached);
-      add64(R.OFFLOAD_TOKENS, cached - cachedInGpu);
-    }
     st[runningAt(r, st[rb + RP.N_RUN]!)] = j;
     st[rb + RP.N_RUN] = st[rb + RP.N_RUN]! + 1;
   }
@@ -1440,7 +1532,11 @@ function replicaPlan(r: number): void {
   const dur = iterationTime(decoding, 0, 0);
   st[rb + RP.MODE] = MODE.RUN;
   st[rb + RP.DUR] = dur;
-  replicaSchedule(r, later(shortest, dur));
+  // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
+  // step was made), at a boundary that makes more
+  let runs = shortest;
+  if (pr[P.KV_INCREMENTAL] !== 0) runs = Math.min(runs, Math.floor((pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
+  replicaSchedule(r, later(runs, dur));
 }
 
 /**
@@ -1472,6 +1568,8 @@ function replicaEnqueue(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.GPU_QUEUED;
   st[jb + J.ENQUEUED] = now;
+  // a call sent anew (a retry too) starts over, not as a preempted call's resumption
+  st[jb + J.PHASE] = PHASE.PREFILL;
   if (st[jb + J.COUNTED] !== 0) {
     count(R.QUEUED);
     const calls = sb + pr[P.OFF_CALLS]! + r;
