@@ -126,11 +126,11 @@ describe('formatCsv', () => {
     expect(at('case')).toBe('server-dies');
   });
 
-  it('puts the verdict and its intervals after pass_probability, and batch occupancy and KV in use after mean_batch', () => {
+  it('puts the verdict and its intervals after pass_probability, and batch occupancy, KV in use and preemptions after mean_batch', () => {
     const after = (col: keyof CaseSummary): readonly (keyof CaseSummary)[] =>
       SUMMARY_COLUMNS.slice(SUMMARY_COLUMNS.indexOf(col) + 1);
     expect(after('pass_probability').slice(0, 7)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'missed', 'passes']);
-    expect(after('mean_batch').slice(0, 3)).toEqual(['batch_occupancy', 'kv_in_use', 'kv_in_use_peak']);
+    expect(after('mean_batch').slice(0, 5)).toEqual(['batch_occupancy', 'kv_in_use', 'kv_in_use_peak', 'preemptions_per_call', 'recomputed_tokens_per_call']);
     // the list of undecided goals is one field, quoted for its commas
     const [, line] = formatCsv([NOISY]).split('\n');
     expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",,false,');
@@ -233,6 +233,19 @@ describe('formatTable', () => {
     const table = formatTable([row({ kv_hit_rate: 0.1926, kv_hit_rate_gpu: 0.0876, kv_hit_rate_offload: 0.105 })], GOALS, { problemId: 'p' });
     expect(table).toContain('19.3 (10.5 tier)');
     expect(lines.find((l) => l.startsWith('as-given'))).not.toContain('tier');
+  });
+
+  it('shows preemptions per call beside KV in use where gpu.kv is incremental and a call was preempted', () => {
+    const table = formatTable([row({ preemptions_per_call: 0.3125, recomputed_tokens_per_call: 812 }), row({ case: 'flash-crowd', preemptions_per_call: 0.0042 }), NOISY], GOALS, { problemId: 'p' }).split('\n');
+    const header = table.find((l) => l.startsWith('case'))!;
+    expect(header).toMatch(/kv in use % \(peak\) +preempt\/call +top replica %/);
+    const end = header.indexOf('preempt/call') + 'preempt/call'.length;
+    const body = table.filter((l) => ['as-given', 'flash-crowd', 'peak-hour'].some((c) => l.startsWith(c)));
+    // a rare preemption keeps its digits; a row under reserve has none
+    expect(body.map((l) => l.slice(0, end).trimEnd().split(/ +/).at(-1))).toEqual(['0.31', '0.0042', '–']);
+    // incremental without a preemption, and reserve (NaN), add no column
+    expect(formatTable([row({ preemptions_per_call: 0 }), row()], GOALS, { problemId: 'p' })).not.toContain('preempt');
+    expect(lines.some((l) => l.includes('preempt'))).toBe(false);
   });
 
   it('names the GPU busiest by its KV when its memory is fuller than its batches', () => {

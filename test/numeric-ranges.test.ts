@@ -56,7 +56,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, kv: 'incremental', pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
   },
@@ -303,6 +303,7 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
     expect(word(P.ALPHA_MILLI) / 1000).toBe(router.alpha);
     expect(word(P.RING_LEN)).toBe(gpu.replicas * router.virtualNodes);
     expect([word(P.GPU_REPLICAS), word(P.GPU_SLOTS), word(P.KV_TOKENS)]).toEqual([gpu.replicas, gpu.slots, gpu.kvTokens]);
+    expect(word(P.KV_INCREMENTAL)).toBe(gpu.kv === 'incremental' ? 1 : 0);
     expect([word(P.ITER_BASE), word(P.ITER_PER_SEQ), word(P.CHUNK)]).toEqual([gpu.profile.base, gpu.profile.perSeq, gpu.profile.chunk]);
     expect(Math.abs(word(P.PREFILL_NS_PER_TOKEN) - 1e6 / gpu.profile.prefillRate)).toBeLessThanOrEqual(0.5);
     expect(word(P.PREFILL_NS_PER_TOKEN) * gpu.profile.chunk).toBeLessThan(2 ** 32);

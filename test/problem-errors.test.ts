@@ -42,7 +42,7 @@ it('the base fixtures are valid', () => {
 
 // [what is wrong, the file, the field path the message must name, words the message must hold]
 const BAD_FILES: readonly (readonly [string, string, string, string])[] = [
-  ['unknown key', edit(BASE, 'kvTokens: 400000', 'kvTokenz: 400000'), 'gpu.kvTokenz', 'unknown field (did you mean kvTokens?); gpu takes replicas, slots, kvTokens, profile'],
+  ['unknown key', edit(BASE, 'kvTokens: 400000', 'kvTokenz: 400000'), 'gpu.kvTokenz', 'unknown field (did you mean kvTokens?); gpu takes replicas, slots, kvTokens, kv, profile'],
   ['unknown top-level key', `${BASE}routers: {}\n`, 'routers', 'unknown field (did you mean router?)'],
   ['wrong type', edit(BASE, 'slots: 500', 'slots: many'), 'app.slots', 'must be a positive integer, got "many"'],
   ['negative count', edit(BASE, 'slots: 4,', 'slots: -4,'), 'gpu.slots', 'must be a positive integer, got -4'],
@@ -84,6 +84,7 @@ gpu: { replicas: 1, slots: 1 }
   ['too many GPU replicas', edit(BASE, 'replicas: 6', 'replicas: 65'), 'gpu.replicas', 'must be at most 64'],
   ['virtual nodes over the limit', edit(BASE, 'slots: 100000 }', 'slots: 100000, virtualNodes: 300 }'), 'router.virtualNodes', 'must be at most 256'],
   ['steps over the limit', edit(TASK, 'steps: 20', 'steps: 1001'), 'orchestrator.steps', 'must be at most 1000'],
+  ['bad KV allocation', edit(BASE, 'profile: 8b-h100 }', 'profile: 8b-h100, kv: sometimes }'), 'gpu.kv', 'must be one of reserve, incremental; got "sometimes"'],
   ['unknown profile', edit(BASE, 'profile: 8b-h100', 'profile: 405b-b200'), 'gpu.profile', 'unknown profile; built-in profiles are 8b-h100, 70b-h100'],
   ['inline profile without units', edit(BASE, 'profile: 8b-h100', 'profile: { base: 8, perSeq: 0.25ms, prefillRate: 16, chunk: 2048 }'), 'gpu.profile.base', 'needs a unit'],
   ['KV cache smaller than one request', edit(BASE, 'kvTokens: 400000', 'kvTokens: 2000'), 'gpu.kvTokens', '2000 tokens cannot hold the smallest request (prompt + output), 2060 tokens'],

@@ -18,6 +18,8 @@ describe('--set on fields the file gives', () => {
     ['goals.success=95%', (p: ReturnType<typeof loadProblem>) => p.goals.success, 0.95],
     ['workload.prefixes[0].tokens=8000', (p: ReturnType<typeof loadProblem>) => (p.workload as unknown as { prefixes: { tokens: number }[] }).prefixes[0]?.tokens, 8000],
     ['gpu.profile=70b-h100', (p: ReturnType<typeof loadProblem>) => p.gpu?.profile.name, '70b-h100'],
+    // a field the file leaves to its default (reserve)
+    ['gpu.kv=incremental', (p: ReturnType<typeof loadProblem>) => p.gpu?.kv, 'incremental'],
   ])('%s', (set, get, want) => {
     expect(get(loadProblem(HOT, [set]))).toEqual(want);
   });
@@ -106,7 +108,7 @@ describe('applyOverrides', () => {
 
 describe('bad --set', () => {
   it.each([
-    ['gpu.slotz=8', 'gpu.slotz', 'unknown field (did you mean slots?); gpu takes replicas, slots, kvTokens, profile'],
+    ['gpu.slotz=8', 'gpu.slotz', 'unknown field (did you mean slots?); gpu takes replicas, slots, kvTokens, kv, profile'],
     ['router.fastest=1', 'router.fastest', 'router takes policy, slots, overhead, boundedLoad, alpha, retries, virtualNodes'],
     ['gpuu.slots=8', 'gpuu', 'unknown field (did you mean gpu?)'],
     ['tools.slots=8', 'tools.slots', 'the problem has no tools'],
@@ -141,6 +143,7 @@ describe('bad --set', () => {
     ['router.policy=fastest', 'router.policy: must be one of round-robin, random, least-loaded, prefix-affinity, bounded-affinity, cache-aware; got "fastest"'],
     ['workload.share=1.5', 'workload.share: must be between 0 and 1'],
     ['router.boundedLoad=0.5', 'router.boundedLoad: must be a number 1 or more, got 0.5'],
+    ['gpu.kv=sometimes', 'gpu.kv: must be one of reserve, incremental; got "sometimes" (from --set gpu.kv=sometimes)'],
   ])('ill-typed %s is a validation error naming the field', (set, message) => {
     const err = thrown(() => loadProblem(HOT, [set]));
     expect(err.code).toBe('SERVESIM_PROBLEM_INVALID');

@@ -64,11 +64,12 @@ describe('defaults', () => {
     });
   });
 
-  it('fill the GPU pool: 400k KV tokens, the 8b-h100 profile', () => {
+  it('fill the GPU pool: 400k KV tokens reserved at admission, the 8b-h100 profile', () => {
     expect(p.gpu).toEqual({
       replicas: 2,
       slots: 4,
       kvTokens: 400_000,
+      kv: 'reserve',
       profile: { name: '8b-h100', base: 8000, perSeq: 250, prefillRate: 16, chunk: 2048 },
     });
   });

@@ -314,6 +314,16 @@ describe('the metrics the reader can pick', () => {
     }
   });
 
+  it('offers the preemption columns after KV in use where gpu.kv is incremental, and none where they are NaN', () => {
+    const incremental = asTable(sweep, syntheticOutcome(sweep, undefined, { kv_in_use: 0.9, preemptions_per_call: 0.25, recomputed_tokens_per_call: 600 }));
+    const names = reportMetrics(reportDataFromTable(incremental)).map((m) => m.name);
+    expect(names.slice(names.indexOf('kv_in_use'), names.indexOf('kv_in_use') + 4)).toEqual(['kv_in_use', 'preemptions_per_call', 'recomputed_tokens_per_call', 'gpu_utilization']);
+    const byName = new Map(reportMetrics(reportDataFromTable(incremental)).map((m) => [m.name, m]));
+    expect(byName.get('recomputed_tokens_per_call')).toMatchObject({ label: 'recomputed tokens per call', seconds: false, goal: null });
+    const reserve = reportMetrics(reportDataFromTable(table)).map((m) => m.name);
+    expect(reserve.filter((n) => n.endsWith('_per_call'))).toEqual([]);
+  });
+
   it('labels them from their names, _ms columns in seconds, with the goals they are held to', () => {
     const data = reportDataFromTable(table);
     const byName = new Map(reportMetrics(data).map((m) => [m.name, m]));

@@ -137,13 +137,18 @@ describe.each([
     if (problem === 'mmc') {
       expect(calls).toEqual([]);
       expect(requests.some((r) => (r['queue_wait_ms'] as number) > 0)).toBe(true);
+      // a job is no model call: it has no preemptions to count
+      expect(requests.every((r) => r['preemptions'] === null)).toBe(true);
       return;
     }
     for (const r of calls.filter((c) => c['ttft_ms'] !== null)) {
       expect((r['cached_tokens'] as number) + (r['computed_prompt_tokens'] as number)).toBeGreaterThan(0);
       expect(r['replica']).toBeGreaterThanOrEqual(0);
       expect(r['queue_wait_ms']).toBeGreaterThanOrEqual(0);
+      // gpu.kv reserve (the default) never preempts
+      expect(r['preemptions']).toBe(0);
     }
+    expect(requests.filter((r) => r['ttft_ms'] === null).every((r) => r['preemptions'] === null)).toBe(true);
     // a task's calls are its steps; a request's one call is call 0
     const steps = new Set(calls.map((r) => r['call']));
     if (problem === 'coding-agents') {

@@ -7,7 +7,8 @@ import { intervalAlpha } from '../src/model/verdict.js';
 
 /** A fixed seed count, three goals (pass probability, success, p99): each interval at 1 - 0.1 / 3. */
 const ALPHA = intervalAlpha(1, 3);
-import { summarize } from '../src/model/summarize.js';
+import { configurationCost, summarize } from '../src/model/summarize.js';
+import { loadProblem } from '../src/problem/parse.js';
 
 /** A seed's result: `latencies` are the successes' latencies in microseconds. */
 function seed(
@@ -341,6 +342,30 @@ describe('summarize', () => {
     // a design without GPUs has none
     const server = summarize('c', GOALS, 0.9, [seed({ arrivals: 10, latencies: repeat(10, 10) })], TIMEOUT);
     expect([server.kv_in_use, server.kv_in_use_peak]).toEqual([Number.NaN, Number.NaN]);
+  });
+
+  it('pools preemptions and recomputed tokens over the calls done, only where gpu.kv is incremental', () => {
+    const results = [
+      seed({ arrivals: 10, latencies: repeat(10, 10), callsDone: 40, preemptions: 6, recomputedTokens: 3000, components: { gpu: gpuLoad(600, []) } }),
+      seed({ arrivals: 10, latencies: repeat(10, 10), callsDone: 60, preemptions: 4, recomputedTokens: 2000, components: { gpu: gpuLoad(600, []) } }),
+    ];
+    const incremental = { gpus: 2, dollarsPerHour: Number.NaN, gpuSlots: 4, kvIncremental: true };
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT, incremental);
+    expect([s.preemptions_per_call, s.recomputed_tokens_per_call]).toEqual([10 / 100, 5000 / 100]);
+    // no calls done: none preempted, rather than NaN
+    const idle = summarize('c', GOALS, 0.9, [seed({ arrivals: 10, latencies: repeat(10, 10), components: { gpu: gpuLoad(600, []) } })], TIMEOUT, incremental);
+    expect([idle.preemptions_per_call, idle.recomputed_tokens_per_call]).toEqual([0, 0]);
+    // reserve (and a configuration that does not say) never preempts: no such figure, as the offload tier's part without one
+    for (const reserve of [summarize('c', GOALS, 0.9, results, TIMEOUT, { ...incremental, kvIncremental: false }), summarize('c', GOALS, 0.9, results, TIMEOUT)]) {
+      expect([reserve.preemptions_per_call, reserve.recomputed_tokens_per_call]).toEqual([Number.NaN, Number.NaN]);
+    }
+  });
+
+  it("says a configuration takes KV incrementally from the problem's gpu.kv", () => {
+    expect(configurationCost(loadProblem('problems/hot-prefix.yaml')).kvIncremental).toBe(false);
+    expect(configurationCost(loadProblem('problems/hot-prefix.yaml', ['gpu.kv=incremental'])).kvIncremental).toBe(true);
+    // no GPUs, nothing to preempt
+    expect(configurationCost(loadProblem('problems/mmc.yaml')).kvIncremental).toBe(false);
   });
 
   it('pools TTFT and TPOT, and holds them to their goals when set', () => {

@@ -62,6 +62,18 @@ describe('sweep files', () => {
     expect(err.message).toContain('server.slots: must be a positive integer');
   });
 
+  it('sweeps gpu.kv over its two allocations as a string axis, and refuses a third naming it', () => {
+    const sweep = sweepFromObject({ problem: 'hot-prefix', grid: { 'gpu.kv': ['reserve', 'incremental'] }, seeds: 2 });
+    expect(sweep.axes).toEqual([{ path: 'gpu.kv', values: ['reserve', 'incremental'], type: 'string' }]);
+    expect(sweep.points.map((p) => p.overrides)).toEqual([
+      [{ path: ['gpu', 'kv'], value: 'reserve', text: 'gpu.kv="reserve"' }],
+      [{ path: ['gpu', 'kv'], value: 'incremental', text: 'gpu.kv="incremental"' }],
+    ]);
+    const err = errorOf({ problem: 'hot-prefix', grid: { 'gpu.kv': ['reserve', 'sometimes'] } });
+    expect(err.message).toContain('grid point 1 (gpu.kv=sometimes)');
+    expect(err.message).toContain('gpu.kv: must be one of reserve, incremental; got "sometimes"');
+  });
+
   it('refuses a missing problem, naming the file or id', () => {
     expect(errorOf({ problem: 'no-such-problem', grid: {} }).message).toMatch(/^problem: .*"no-such-problem"/);
     const dir = mkdtempSync(join(tmpdir(), 'servesim-sweep-'));

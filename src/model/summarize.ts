@@ -58,6 +58,10 @@ const U32_MAX = 0xffffffff;
  * - `kv_in_use` pools too: the seeds' KV in use, integrated over the measured window and summed
  *   over replicas, over their replicas x windows; `kv_in_use_peak` is the mean of the seeds'
  *   own peaks (the largest of them would only grow with the seeds).
+ * - `preemptions_per_call` and `recomputed_tokens_per_call` pool the counted calls'
+ *   preemptions and the tokens their resumptions recomputed over the calls done (0 without
+ *   calls); NaN unless the configuration takes KV incrementally (gpu.kv incremental), as
+ *   `kv_hit_rate_offload` is NaN without an offload tier.
  * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
  *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
  *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
@@ -98,6 +102,9 @@ export class CaseSeeds {
   private promptTokens = 0;
   private cachedTokens = 0;
   private offloadTokens = 0;
+  private preemptions = 0;
+  private recomputedTokens = 0;
+  private callsDone = 0;
   private busy = 0;
   private batchArea = 0;
   private kvInUseArea = 0;
@@ -153,6 +160,9 @@ export class CaseSeeds {
     this.promptTokens += r.promptTokens;
     this.cachedTokens += r.cachedTokens;
     this.offloadTokens += r.offloadTokens;
+    this.preemptions += r.preemptions;
+    this.recomputedTokens += r.recomputedTokens;
+    this.callsDone += r.callsDone;
     this.busy += r.busyMicros;
     this.batchArea += r.batchArea;
     this.kvInUseArea += r.kvInUseArea;
@@ -328,6 +338,9 @@ export class CaseSeeds {
       batch_occupancy: hasCalls ? ratio(batchArea, busy) / configuration.gpuSlots : Number.NaN,
       kv_in_use: hasCalls ? ratio(this.kvInUseArea, this.loads.get('gpu')?.capacity ?? 0) : Number.NaN,
       kv_in_use_peak: hasCalls ? this.kvInUsePeaks / seeds : Number.NaN,
+      // only where sequences can be preempted: under reserve there is nothing to count
+      preemptions_per_call: configuration.kvIncremental === true ? ratio(this.preemptions, this.callsDone) : Number.NaN,
+      recomputed_tokens_per_call: configuration.kvIncremental === true ? ratio(this.recomputedTokens, this.callsDone) : Number.NaN,
       rejected,
       timed_out: timedOut,
       died,
@@ -381,24 +394,27 @@ function grown(counts: Float64Array, length: number): Float64Array {
 
 /**
  * What the configuration's GPUs are, cost an hour, how many sequences a replica batches (NaN
- * where unknown), and whether its replicas have a KV offload tier (absent: none).
+ * where unknown), whether its replicas have a KV offload tier (absent: none), and whether they
+ * take KV incrementally and may preempt (gpu.kv incremental; absent: reserve).
  */
 export interface ConfigurationCost {
   readonly gpus: number;
   readonly dollarsPerHour: number;
   readonly gpuSlots: number;
   readonly offload?: boolean;
+  readonly kvIncremental?: boolean;
 }
 
 const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN, gpuSlots: Number.NaN };
 
-/** A problem's GPUs, their price and batch size, and whether they have an offload tier, for its rows. */
+/** A problem's GPUs, their price and batch size, whether they have an offload tier and take KV incrementally, for its rows. */
 export function configurationCost(problem: Problem): ConfigurationCost {
   return {
     gpus: gpuCount(problem) ?? Number.NaN,
     dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN,
     gpuSlots: problem.gpu?.slots ?? Number.NaN,
     offload: problem.gpu?.offload !== undefined,
+    kvIncremental: problem.gpu?.kv === 'incremental',
   };
 }
 

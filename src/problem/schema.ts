@@ -524,7 +524,7 @@ const gpu = z.strictObject({
   kvTokens: int(1, LIMITS.tokens * 100, 'token counts').optional().meta({
     description: `KV cache per replica, tokens. Default: the catalogue profile's KV capacity, else ${DEFAULT_KV_TOKENS}.`,
   }),
-  kv: z.enum(['reserve', 'incremental']).default('reserve').meta({
+  kv: oneOf(['reserve', 'incremental']).default('reserve').meta({
     description: "How a running sequence takes KV (docs/model.md section 3): reserve, its uncached prompt and whole output when admitted; incremental (vLLM's), its prompt when admitted and a token each step, the most recently admitted sequence preempted and later recomputed when none is left. Default: reserve.",
   }),
   profile: profile.prefault(DEFAULT_PROFILE),

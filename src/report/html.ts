@@ -24,11 +24,12 @@ import { REPORT_CSS, REPORT_SCRIPT } from './html-template.js';
 /**
  * Where the metric picker starts; any other numeric column follows in table order. Names that a
  * table lacks are skipped, so this never limits what is offered. The GPU's saturation is its
- * batches' occupancy and its KV in use before its utilisation, near 1 whenever any sequence runs.
+ * batches' occupancy and its KV in use before its utilisation, near 1 whenever any sequence runs;
+ * under gpu.kv incremental, what a full KV costs follows it: preemptions and the tokens recomputed.
  */
 const PREFERRED_METRICS = [
   'pass_probability', 'success', 'p99_ms', 'ttft_p99_ms', 'tpot_p99_ms', 'goodput_per_s', 'kv_hit_rate', 'kv_hit_rate_offload', 'batch_occupancy',
-  'kv_in_use', 'gpu_utilization',
+  'kv_in_use', 'preemptions_per_call', 'recomputed_tokens_per_call', 'gpu_utilization',
 ];
 
 /**

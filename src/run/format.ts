@@ -70,6 +70,19 @@ const GPU_COLUMNS: readonly TableColumn[] = [
   { title: 'top replica %', align: 'right', cell: (r) => fixed(r.top_replica_share * 100, 1) },
 ];
 
+/**
+ * Only in tables with a row whose replicas take KV incrementally (gpu.kv incremental) and
+ * preempted a call: preemptions per finished call, beside the KV in use that caused them; "–"
+ * for a row under gpu.kv reserve, which never preempts.
+ */
+const PREEMPT_COLUMN: TableColumn = { title: 'preempt/call', align: 'right', cell: (r) => perCall(r.preemptions_per_call) };
+
+/** "0.31", "0.0042": two decimals, or two significant digits under 0.1 so that a rare preemption shows. */
+function perCall(v: number): string {
+  if (!Number.isFinite(v) || v === 0 || v >= 0.1) return fixed(v, v === 0 ? 0 : 2);
+  return v.toPrecision(2);
+}
+
 /** Only with --seeds auto: the seeds each case took. */
 const SEEDS_COLUMN: TableColumn = { title: 'seeds', align: 'right', cell: (r) => count(r.seeds) };
 
@@ -137,10 +150,12 @@ export function formatTable(
 
   const tokens = rows.some((r) => Number.isFinite(r.ttft_p99_ms)) ? TOKEN_COLUMNS : [];
   const gpu = rows.some((r) => Number.isFinite(r.batch_occupancy)) ? GPU_COLUMNS : [];
+  // after KV in use (the first GPU column), where some call was preempted
+  const preempt = gpu.length > 0 && rows.some((r) => r.preemptions_per_call > 0) ? [PREEMPT_COLUMN] : [];
   const overloads = rows.some((r) => r.overloaded_seeds > 0) ? OVERLOAD_COLUMNS : [];
   const warmups = rows.some((r) => r.steady === false || !Object.is(r.warmup_s, rows[0]!.warmup_s)) ? [WARMUP_COLUMN] : [];
   // the seeds after the result, the token columns after p99_all
-  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu, ...overloads, ...warmups];
+  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu.slice(0, 1), ...preempt, ...gpu.slice(1), ...overloads, ...warmups];
   const cells = rows.map((row) => columns.map((c) => c.cell(row)));
   const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),

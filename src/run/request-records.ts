@@ -33,6 +33,7 @@ export interface RequestRecord {
   readonly computed_prompt_tokens: number;
   readonly replica: number;
   readonly queue_wait_ms: number;
+  readonly preemptions: number;
   readonly tool_wait_ms: number;
 }
 
@@ -53,6 +54,7 @@ export const REQUEST_COLUMNS: readonly RecordColumn<RequestRecord>[] = [
   { name: 'computed_prompt_tokens', kind: 'count', nullable: true, meaning: "the call's prompt tokens prefilled: its prompt less the cached ones", value: (r) => r.computed_prompt_tokens },
   { name: 'replica', kind: 'count', nullable: true, meaning: 'the GPU replica that ran the call, from 0', value: (r) => r.replica },
   { name: 'queue_wait_ms', kind: 'number', meaning: "the call's wait in its GPU replica's queue, summed over tries where a replica died under it (a job's: the server's queue)", value: (r) => r.queue_wait_ms },
+  { name: 'preemptions', kind: 'count', nullable: true, meaning: "times the call was preempted before it finished (gpu.kv incremental: its KV freed when a step found none left, to resume later and recompute its prompt and the tokens it had generated; always 0 under reserve)", value: (r) => r.preemptions },
   { name: 'tool_wait_ms', kind: 'number', meaning: "a task's waits in the tools' queue, summed over its tool calls (its own row only)", value: (r) => r.tool_wait_ms },
 ];
 
@@ -71,11 +73,12 @@ const OUTCOMES: Readonly<Record<number, readonly [outcome: string, at: string]>>
   [R.OVERLOADED]: ['overloaded', ''],
 };
 
-type CallFields = Pick<RequestRecord, 'call' | 'ttft_ms' | 'itl_mean_ms' | 'output_tokens' | 'cached_tokens' | 'computed_prompt_tokens' | 'replica' | 'queue_wait_ms'>;
+type CallFields = Pick<RequestRecord, 'call' | 'ttft_ms' | 'itl_mean_ms' | 'output_tokens' | 'cached_tokens' | 'computed_prompt_tokens' | 'replica' | 'queue_wait_ms' | 'preemptions'>;
 
 const NO_CALL: CallFields = {
   call: Number.NaN, ttft_ms: Number.NaN, itl_mean_ms: Number.NaN, output_tokens: Number.NaN,
   cached_tokens: Number.NaN, computed_prompt_tokens: Number.NaN, replica: Number.NaN, queue_wait_ms: Number.NaN,
+  preemptions: Number.NaN,
 };
 
 /** An arrival not yet resolved: its finished calls, and the waits not yet given to a call. */
@@ -121,7 +124,7 @@ class InstanceRequests implements RequestRecorder {
     else p.queueWait = (Number.isNaN(p.queueWait) ? 0 : p.queueWait) + wait;
   }
 
-  called(index: number, step: number, callAt: number, firstAt: number, end: number, output: number, prompt: number, cached: number, replica: number): void {
+  called(index: number, step: number, callAt: number, firstAt: number, end: number, output: number, prompt: number, cached: number, replica: number, preemptions: number): void {
     const p = this.at(index);
     p.calls.push({
       call: step,
@@ -132,6 +135,7 @@ class InstanceRequests implements RequestRecorder {
       computed_prompt_tokens: prompt - cached,
       replica,
       queue_wait_ms: p.queueWait / 1000,
+      preemptions,
     });
     p.queueWait = Number.NaN;
   }
