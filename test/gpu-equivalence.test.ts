@@ -53,7 +53,8 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
 
   // KV taken as tokens grow, with preemption (gpu.kv incremental, issue 29), in shapes of its own:
   // a replica of 20,000 tokens under least-loaded routing preempts dozens of calls a seed, with a
-  // replica reset; and with an offload tier, where the preempted calls' evicted prefix goes
+  // replica reset; and four tenants' prompts on 40,000 tokens with an offload tier, which takes
+  // the prompts that preemptions and the other tenants evict and gives them back
   const INCREMENTAL = ['gpu.kv=incremental', 'gpu.kvTokens=20000', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=200', 'traffic.duration=6s', 'traffic.warmup=2s'];
   it(`hot-prefix, server-dies, with incremental KV and preemption: ${SEEDS.scenarios} seeds`, async () => {
     const { config } = configFor('hot-prefix', INCREMENTAL, 'server-dies');
@@ -61,8 +62,9 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
     expect(sum(config, records, R.PREEMPTIONS)).toBeGreaterThan(SEEDS.scenarios * 10);
   }, OFFLOAD_RUN_MS);
 
-  it(`hot-prefix, as-given, with incremental KV and a KV offload tier: ${SEEDS.scenarios} seeds`, async () => {
-    const { config } = configFor('hot-prefix', [...INCREMENTAL, ...OFFLOAD, 'gpu.offload.bytesPerToken=131072']);
+  it(`multi-tenant-prefixes, as-given, with incremental KV and a KV offload tier: ${SEEDS.scenarios} seeds`, async () => {
+    const sets = ['gpu.kv=incremental', 'gpu.kvTokens=40000', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=400', 'traffic.duration=20s', 'traffic.warmup=4s'];
+    const { config } = configFor('multi-tenant-prefixes', [...sets, ...OFFLOAD, 'gpu.offload.bytesPerToken=131072']);
     const records = await expectSame(config, SEEDS.scenarios);
     expect(sum(config, records, R.PREEMPTIONS)).toBeGreaterThan(SEEDS.scenarios * 10);
     expect(sum(config, records, R.OFFLOAD_TOKENS)).toBeGreaterThan(0);

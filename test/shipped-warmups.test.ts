@@ -36,6 +36,8 @@ const DESIGNS: Readonly<Record<string, readonly (readonly string[])[]>> = {
   'multi-tenant-prefixes': [[]],
   'small-kv-cache': [['router.policy=prefix-affinity']],
   'hung-replica': [[]],
+  // as given, reservation's and incremental's peak hour both overloaded: the replicas that pass it
+  'long-answers': [['gpu.replicas=8'], ['gpu.replicas=8', 'gpu.kv=reserve']],
   'conversation-trace': [[]],
 };
 

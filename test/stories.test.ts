@@ -147,7 +147,9 @@ describe('long answers on little KV memory (gpu.kv)', () => {
     expect(after.ttft_p99_ms).toBeLessThan(1000);
     expect(after.pass_probability).toBeGreaterThan(before.pass_probability);
     const [busyBefore, busyAfter] = [row(reserve, 'peak-hour'), row(incremental, 'peak-hour')];
+    // past both designs' capacity at peak hour: more sequences at once, fewer calls timed out
     expect(busyAfter.mean_batch).toBeGreaterThan(1.2 * busyBefore.mean_batch);
+    expect(busyAfter.timed_out).toBeLessThan(busyBefore.timed_out / 3);
     expect(busyAfter.ttft_p99_ms).toBeLessThan(busyBefore.ttft_p99_ms);
     expect(busyAfter.preemptions_per_call).toBeGreaterThan(0);
     expect(busyAfter.recomputed_tokens_per_call).toBeGreaterThan(0);
