@@ -168,7 +168,7 @@ describe('gpu.profile by catalogue id', () => {
 
   it('keeps the built-in profiles as they were: no GPU type, tp or price unless the problem gives one', () => {
     const gpu = requestProblemOn('8b-h100').gpu!;
-    expect(gpu).toEqual({ replicas: 2, slots: 8, kvTokens: 400_000, profile: BUILTIN_PROFILES['8b-h100'] });
+    expect(gpu).toEqual({ replicas: 2, slots: 8, kvTokens: 400_000, kv: 'reserve', profile: BUILTIN_PROFILES['8b-h100'] });
     expect(gpu.pricePerHour).toBeUndefined();
     expect(requestProblemOn('70b-h100', { pricePerHour: 20 }).gpu!.pricePerHour).toBe(20);
     expect(requestProblemOn({ base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 4 }).gpu!.profile.tp).toBe(4);
