@@ -81,6 +81,10 @@ describe('whyFails', () => {
     expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.29, kv_in_use: 0.8, kv_in_use_peak: 0.999, gpu_wait_p99_ms: 5100 }), goals, 0.9)).toBe(
       'peak-hour: p99 4.1 s > 3 s; gpu KV 80% in use (peak 99%), batches 29% full, p99 queue wait 5.1 s',
     );
+    // under gpu.kv incremental, what running out of KV cost
+    expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: 0.4, kv_in_use: 0.96, kv_in_use_peak: 1, preemptions_per_call: 0.7314, gpu_wait_p99_ms: 5100 }), goals, 0.9)).toBe(
+      'peak-hour: p99 4.1 s > 3 s; gpu KV 96% in use (peak 100%), 0.73 preemptions a call, batches 40% full, p99 queue wait 5.1 s',
+    );
     // without those columns (a row summarized without the configuration), its utilization
     expect(whyFails(row({ p99_ms: 4100, gpu_utilization: 0.99, batch_occupancy: Number.NaN, kv_in_use: Number.NaN, gpu_wait_p99_ms: 2400 }), goals, 0.9)).toBe(
       'peak-hour: p99 4.1 s > 3 s; gpu at 99% utilization, p99 queue wait 2.4 s',

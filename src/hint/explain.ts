@@ -139,11 +139,13 @@ function saturation(row: CaseSummary): string {
 /**
  * "gpu batches 91% full, KV 64% in use (peak 100%)": the GPU's two saturations, the one that
  * binds (`measure`) first. Its batches fill before its KV when calls are short, its KV first when
- * their prompts and outputs are long (a queued call then waits for memory, not for a slot).
+ * their prompts and outputs are long (a queued call then waits for memory, not for a slot); with
+ * the KV, what running out of it cost under gpu.kv incremental ("0.73 preemptions a call").
  */
 function gpuSaturation(row: CaseSummary, measure: 'batch' | 'kv'): string {
   const batches = Number.isFinite(row.batch_occupancy) ? `batches ${percent(row.batch_occupancy)}% full` : '';
-  const kv = Number.isFinite(row.kv_in_use) ? `KV ${percent(row.kv_in_use)}% in use (peak ${percent(row.kv_in_use_peak)}%)` : '';
+  const preempted = row.preemptions_per_call > 0 ? `, ${fixedDigits(row.preemptions_per_call, 2)} preemptions a call` : '';
+  const kv = Number.isFinite(row.kv_in_use) ? `KV ${percent(row.kv_in_use)}% in use (peak ${percent(row.kv_in_use_peak)}%)${preempted}` : '';
   const parts = measure === 'kv' ? [kv, batches] : [batches, kv];
   return `gpu ${parts.filter((p) => p !== '').join(', ')}`;
 }
