@@ -55,6 +55,14 @@ describe('gpu.kv incremental', () => {
     expect(lessHeld).toBe(3);
   });
 
+  it('gives the same records advanced in 1 and 7 time windows, through preemptions and a reset', () => {
+    const sets = ['gpu.kv=incremental', 'gpu.kvTokens=20000', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=200', 'traffic.duration=6s', 'traffic.warmup=2s'];
+    const { config } = configFor('hot-prefix', sets, 'server-dies');
+    const whole = runReference(config, 7, 0, 2);
+    expect(runReference(config, 7, 0, 2, 7)).toEqual(whole);
+    expect(whole[R.PREEMPTIONS]).toBeGreaterThan(10);
+  });
+
   // Two requests of 1,014 prompt tokens and 300 output tokens on one replica of 2,300 tokens:
   // both prompts fit, both outputs do not
   // (after one small request in the warm-up, which fixes the window's start; then ten, a second
