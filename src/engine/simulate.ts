@@ -1320,12 +1320,13 @@ function replicaBoundary(r: number): void {
     noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
     const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
     // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
+    const incremental = pr[P.KV_INCREMENTAL] !== 0;
     let grown = 0;
     for (let i = 0; i < running; i++) {
       const jb = jobAt(st[run + i]!);
       if (st[jb + J.PHASE] === PHASE.DECODE) {
         st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
-        if (pr[P.KV_INCREMENTAL] !== 0) {
+        if (incremental) {
           st[jb + J.RESERVED] = st[jb + J.RESERVED]! + n;
           grown += n;
         }
