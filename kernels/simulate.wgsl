@@ -22,7 +22,8 @@
 //
 // The configuration's shape, one for every configuration of a batch, is a set of pipeline
 // constants, not params: simulate.ts's p[P.KIND] and p[P.SLOW_TARGET] read KIND and
-// SLOW_TARGET here (its p[P.OFFLOAD_CAP] !== 0, OFFLOAD; p[P.KV_INCREMENTAL], KV_INCREMENTAL), and the handlers a shape can never
+// SLOW_TARGET here (its p[P.OFFLOAD_CAP] !== 0, OFFLOAD; p[P.KV_INCREMENTAL], KV_INCREMENTAL;
+// p[P.PREFILL_REPLICAS] !== 0, DISAGGREGATED), and the handlers a shape can never
 // reach (the M/M/c server for a GPU problem, the tools for plain requests, a failure's target
 // that no failure has, the KV offload tier) sit behind guards on them that simulate.ts does not
 // need. The compiler then leaves that code out, so a
@@ -67,6 +68,9 @@ override OFFLOAD: bool;
 // Whether the GPU replicas take KV as sequences grow and preempt: simulate.ts's
 // p[P.KV_INCREMENTAL] != 0 (its code, like the tier's, compiled only where a shape has it).
 override KV_INCREMENTAL: bool;
+// Whether the GPU replicas are split into a prefill and a decode pool: simulate.ts's
+// p[P.PREFILL_REPLICAS] != 0 (the handoff and the transfer compiled only where a shape has it).
+override DISAGGREGATED: bool;
 
 // How the batch's records share the state buffer (src/gpu/engine.ts's stateLayout): one after
 // another, or with INTERLEAVED word by word, word i of every instance side by side, so that
@@ -375,6 +379,11 @@ fn queueUnlink(q: u32, j: u32) {
   st[ix(q + 2u)] = st[ix(q + 2u)] - 1u;
 }
 
+/** Whether GPU replica r only decodes: it is past the prefill pool (gpu.disaggregation). */
+fn decodeOnly(r: u32) -> bool {
+  return DISAGGREGATED && r >= param(P_PREFILL_REPLICAS);
+}
+
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
 fn replicaAt(r: u32) -> u32 {
   return sb + param(P_OFF_REPLICAS) + r * param(P_REPLICA_STRIDE);
@@ -412,6 +421,15 @@ fn noteBusy(begin: u32, to: u32, batch: u32) {
   let t = measured(begin, to);
   add64(R_BUSY, t);
   mulAdd64(R_BATCH_AREA, t, batch);
+}
+
+/** GPU replica r's busy time and batch since its step began, a decode replica's apart (gpu.disaggregation: decodeResult adds them). */
+fn replicaBusy(r: u32) {
+  let rb = replicaAt(r);
+  let decode = decodeOnly(r);
+  let t = measured(st[ix(rb + RP_START)], st[ix(sb + G_NOW)]);
+  add64(select(R_BUSY, R_DECODE_BUSY, decode), t);
+  mulAdd64(select(R_BATCH_AREA, R_DECODE_BATCH_AREA, decode), t, st[ix(rb + RP_BATCH)]);
 }
 
 /**
@@ -1027,6 +1045,45 @@ fn offloadTime(n: u32) -> u32 {
   return n * param(P_OFFLOAD_TOKEN_US) + tokenMicros(n, param(P_OFFLOAD_TOKEN_NS), 0u);
 }
 
+// ---- choosing a replica: the router's scan, for either pool ------------------------------
+
+fn replicaUp(r: u32) -> bool {
+  return st[ix(replicaAt(r) + RP_DOWN)] == 0u;
+}
+
+/**
+ * Picks one of replicas first to first + n - 1 the router believes up, by `policy` (round-robin,
+ * random, least-loaded or cache-aware), starting the rotation at header word `rr`; NONE when none is.
+ */
+fn routeScan(j: u32, first: u32, n: u32, policy: u32, rr: u32) -> u32 {
+  var begin = st[ix(sb + rr)] % n;
+  if (policy == POLICY_RANDOM) {
+    begin = random(STREAM_ROUTE, st[ix(sb + G_RAND)], 0u) % n;
+    st[ix(sb + G_RAND)] = st[ix(sb + G_RAND)] + 1u;
+  }
+  var best = NONE;
+  var bestScore = 0i;
+  for (var i = 0u; i < n; i++) {
+    let r = first + (begin + i) % n;
+    if (!replicaUp(r)) { continue; }
+    if (policy == POLICY_ROUND_ROBIN || policy == POLICY_RANDOM) {
+      best = r;
+      break;
+    }
+    // higher is better; ties keep the earliest in rotation order
+    var score = -i32(st[ix(replicaAt(r) + RP_LOAD)]);
+    if (policy == POLICY_CACHE_AWARE) {
+      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(scaleMilliCapped(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], param(P_ALPHA_MILLI), 0x3fffffffu));
+    }
+    if (best == NONE || score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
+  }
+  if (best != NONE) { st[ix(sb + rr)] = best - first + 1u; }
+  return best;
+}
+
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
 /** A call leaves replica r's batch: its KV reservation and its pin free. */
@@ -1084,14 +1141,18 @@ fn replicaSchedule(r: u32, at: u32) {
 
 /**
  * The iteration that completes a prompt emits its first token, which reaches the caller once
- * processed (P_OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes shareable.
+ * processed (P_OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes
+ * shareable. So does a prompt whose KV arrived at a decode replica (gpu.disaggregation).
  */
 fn prefillDone(r: u32, j: u32) {
   let jb = jobAt(j);
+  // a call whose KV arrived from its prefill replica emitted its token there
+  if (!DISAGGREGATED || st[ix(jb + J_PHASE)] != PHASE_TRANSFER) {
+    // a preempted call's recomputed prompt emits its next token: its first came before
+    if (st[ix(jb + J_OUT_LEFT)] == st[ix(jb + J_OUTPUT)]) { st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US); }
+    st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
+  }
   st[ix(jb + J_PHASE)] = PHASE_DECODE;
-  // a preempted call's recomputed prompt emits its next token: its first came before
-  if (st[ix(jb + J_OUT_LEFT)] == st[ix(jb + J_OUTPUT)]) { st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US); }
-  st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
   let key = prefixKey(j);
   if (key == 0u) { return; }
   if (param(P_TRACE_ROWS) != 0u) {
@@ -1170,13 +1231,19 @@ fn callEnd(j: u32) {
 }
 
 /**
- * A model call finished on replica r: free it there. Its tokens' processing (P_OUTPUT_TOKEN
- * each) holds no GPU step, and its end waits for the last (callEnd, at once without it).
+ * A model call finished on replica r (or, on a prefill replica, its prompt): free it there. Its
+ * tokens' processing (P_OUTPUT_TOKEN each) holds no GPU step, and its end waits for the last
+ * (callEnd, at once without it).
  */
 fn callDone(r: u32, j: u32) {
   let jb = jobAt(j);
   callFree(r, j);
   replicaUnload(r, j);
+  // a prefill replica is done with a call at its first token (gpu.disaggregation)
+  if (DISAGGREGATED && st[ix(jb + J_OUT_LEFT)] != 0u) {
+    callHandoff(j);
+    return;
+  }
   if (KIND != KIND_REQUEST) {
     cacheStoreSession(r, j);
     st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
@@ -1191,6 +1258,18 @@ fn callDone(r: u32, j: u32) {
 }
 
 /**
+ * A prefill replica computed call j's prompt and first token (gpu.disaggregation), and freed its
+ * KV (our position: the transfer takes the call's time, not the prefill replica's memory): it
+ * goes to the decode replica the decode pool's router picks. With none up it goes to the first,
+ * dead, which fails it as a replica dying under it would (retried from the start).
+ */
+fn callHandoff(j: u32) {
+  let first = param(P_PREFILL_REPLICAS);
+  let d = routeScan(j, first, param(P_GPU_REPLICAS) - first, param(P_DECODE_POLICY), G_DECODE_RR);
+  replicaSend(select(d, first, d == NONE), j);
+}
+
+/**
  * At an iteration boundary: apply the iterations done since the last one, finish
  * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
  */
@@ -1198,38 +1277,43 @@ fn replicaBoundary(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
   let mode = st[ix(rb + RP_MODE)];
-  if (mode == MODE_SINGLE || mode == MODE_RUN) {
-    noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]);
-    let n = select(1u, (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)], mode == MODE_RUN);
-    // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
-    var grown = 0u;
-    for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
-      let jb = jobAt(st[ix(runningAt(r, i))]);
-      if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
-        st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - n;
-        if (KV_INCREMENTAL) {
-          st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] + n;
-          grown += n;
-        }
-      } else if (st[ix(jb + J_ALLOC)] > 0u) {
-        st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - st[ix(jb + J_ALLOC)];
-        st[ix(jb + J_ALLOC)] = 0u;
-        // its first prefill step loaded what the offload tier held
-        st[ix(jb + J_LOAD)] = 0u;
-        if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
+  let busy = mode == MODE_SINGLE || mode == MODE_RUN;
+  if (busy) { replicaBusy(r); }
+  // the steps done since the last boundary: none after a start or an idle wait
+  var n = select(0u, 1u, busy);
+  if (mode == MODE_RUN) { n = (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)]; }
+  // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
+  var grown = 0u;
+  for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
+    let jb = jobAt(st[ix(runningAt(r, i))]);
+    if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
+      st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - n;
+      if (KV_INCREMENTAL) {
+        st[ix(jb + J_RESERVED)] = st[ix(jb + J_RESERVED)] + n;
+        grown += n;
       }
-    }
-    if (KV_INCREMENTAL && grown > 0u) {
-      st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + grown;
-      kvChange(r, grown, 0u);
+    } else if ((busy && st[ix(jb + J_ALLOC)] > 0u) || (DISAGGREGATED && st[ix(jb + J_PHASE)] == PHASE_TRANSFER && st[ix(jb + J_READY)] <= now)) {
+      // gpu.disaggregation: a call whose KV has all arrived has its prompt here as if prefilled
+      let alloc = select(0u, st[ix(jb + J_ALLOC)], busy);
+      st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - alloc;
+      st[ix(jb + J_ALLOC)] = 0u;
+      // its first prefill step loaded what the offload tier held
+      st[ix(jb + J_LOAD)] = 0u;
+      if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
     }
   }
+  if (KV_INCREMENTAL && grown > 0u) {
+    st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + grown;
+    kvChange(r, grown, 0u);
+  }
+  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
+  let prefillOnly = DISAGGREGATED && r < param(P_PREFILL_REPLICAS);
   var w = 0u;
   let running = st[ix(rb + RP_N_RUN)];
   for (var i = 0u; i < running; i++) {
     let j = st[ix(runningAt(r, i))];
     let jb = jobAt(j);
-    if (st[ix(jb + J_PHASE)] == PHASE_DECODE && st[ix(jb + J_OUT_LEFT)] == 0u) {
+    if (st[ix(jb + J_PHASE)] == PHASE_DECODE && (st[ix(jb + J_OUT_LEFT)] == 0u || prefillOnly)) {
       callDone(r, j);
     } else {
       st[ix(runningAt(r, w))] = j;
@@ -1319,8 +1403,13 @@ fn replicaAdmit(r: u32, keep: u32) {
       }
     }
     let resumed = KV_INCREMENTAL && st[ix(jb + J_PHASE)] == PHASE_PREEMPTED;
-    let generated = select(0u, st[ix(jb + J_OUTPUT)] - st[ix(jb + J_OUT_LEFT)], resumed);
-    let need = prompt - cached + select(st[ix(jb + J_OUTPUT)], generated + 1u, KV_INCREMENTAL);
+    // gpu.disaggregation: its prompt done on a prefill replica, its KV comes here over the link
+    let arriving = DISAGGREGATED && st[ix(jb + J_PHASE)] == PHASE_TRANSFER;
+    let generated = select(0u, st[ix(jb + J_OUTPUT)] - st[ix(jb + J_OUT_LEFT)], resumed || arriving);
+    // a prefill replica holds a call's prompt and first token only
+    var out = select(st[ix(jb + J_OUTPUT)], generated + 1u, KV_INCREMENTAL);
+    if (DISAGGREGATED && r < param(P_PREFILL_REPLICAS)) { out = 1u; }
+    let need = prompt - cached + out;
     if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e != NONE) { entryUnpin(r, e); }
       if (OFFLOAD && t != NONE) { offloadHold(r, t, e, 0u); }
@@ -1350,6 +1439,16 @@ fn replicaAdmit(r: u32, keep: u32) {
       let fresh = st[ix(jb + J_PREFILL_LEFT)];
       if (st[ix(jb + J_COUNTED)] != 0u && prefill > fresh) { add64(R_RECOMPUTED_TOKENS, prefill - fresh); }
       st[ix(jb + J_PREFILL_LEFT)] = prefill;
+    } else if (arriving) {
+      // the tokens this replica does not hold move over the link (what its tier holds loads)
+      let ready = laterTokens(param(P_LINK_LATENCY) + offloadTime(loaded), 0u, prompt - cached + generated, param(P_LINK_TOKEN_US), param(P_LINK_TOKEN_NS));
+      st[ix(jb + J_READY)] = ready;
+      st[ix(jb + J_PREFILL_LEFT)] = 0u;
+      if (st[ix(jb + J_COUNTED)] != 0u) {
+        count(R_TRANSFERS);
+        add64(R_TRANSFER_WAIT_SUM, st[ix(sb + G_NOW)] - st[ix(jb + J_ENQUEUED)]);
+        add64(R_TRANSFER_SUM, ready - st[ix(sb + G_NOW)]);
+      }
     } else {
       // its wait and its prompt count once, when first admitted
       noteWait(j, R_QUEUED, P_OFF_HIST_WAIT);
@@ -1362,7 +1461,7 @@ fn replicaAdmit(r: u32, keep: u32) {
         add64(R_OFFLOAD_TOKENS, cached - cachedInGpu);
       }
     }
-    st[ix(jb + J_PHASE)] = PHASE_PREFILL;
+    st[ix(jb + J_PHASE)] = select(PHASE_PREFILL, PHASE_TRANSFER, arriving);
     st[ix(jb + J_ALLOC)] = 0u;
     st[ix(jb + J_LOAD)] = offloadTime(loaded);
     st[ix(runningAt(r, st[ix(rb + RP_N_RUN)]))] = j;
@@ -1386,11 +1485,16 @@ fn replicaPlan(r: u32) {
   var decoding = 0u;
   var shortest = NONE;
   var load = 0u;
+  var arriving = 0u;
+  var ready = NONE;
   for (var i = 0u; i < running; i++) {
     let jb = jobAt(st[ix(runningAt(r, i))]);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
       decoding += 1u;
       shortest = min(shortest, st[ix(jb + J_OUT_LEFT)]);
+    } else if (DISAGGREGATED && st[ix(jb + J_PHASE)] == PHASE_TRANSFER) {
+      arriving += 1u;
+      ready = min(ready, st[ix(jb + J_READY)]);
     } else {
       let alloc = min(budget, st[ix(jb + J_PREFILL_LEFT)]);
       st[ix(jb + J_ALLOC)] = alloc;
@@ -1399,13 +1503,21 @@ fn replicaPlan(r: u32) {
     }
   }
   let prefill = param(P_CHUNK) - budget;
-  let single = decoding < running;
+  let single = decoding + arriving < running;
+  if (DISAGGREGATED && !single && decoding == 0u) {
+    // only KV arriving: idle until the first has, or until a call comes
+    st[ix(rb + RP_MODE)] = MODE_IDLE;
+    replicaSchedule(r, ready);
+    return;
+  }
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
   st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single), select(0u, load, single));
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   var runs = shortest;
   if (KV_INCREMENTAL && !single) { runs = min(runs, (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  // and at the first boundary once a call's KV has arrived, which joins it there
+  if (DISAGGREGATED && !single && arriving > 0u) { runs = min(runs, (ready - now + st[ix(rb + RP_DUR)] - 1u) / st[ix(rb + RP_DUR)]); }
   replicaSchedule(r, later(select(runs, 1u, single), st[ix(rb + RP_DUR)]));
 }
 
@@ -1439,10 +1551,13 @@ fn replicaEnqueue(r: u32, j: u32) {
   let jb = jobAt(j);
   st[ix(jb + J_STAGE)] = STAGE_GPU_QUEUED;
   st[ix(jb + J_ENQUEUED)] = st[ix(sb + G_NOW)];
-  // a call sent anew (a retry too) starts over, not as a preempted call's resumption
-  st[ix(jb + J_PHASE)] = PHASE_PREFILL;
+  // a call sent anew (a retry too) starts over, not as a preempted call's resumption; at a
+  // decode replica it waits for room for the KV its prefill replica computed
+  let decode = decodeOnly(r);
+  st[ix(jb + J_PHASE)] = select(PHASE_PREFILL, PHASE_TRANSFER, decode);
   if (st[ix(jb + J_COUNTED)] != 0u) {
-    count(R_QUEUED);
+    // the GPU queue's wait is the router's queue's: a decode replica's is the transfer's
+    if (!decode) { count(R_QUEUED); }
     let calls = sb + param(P_OFF_CALLS) + r;
     st[ix(calls)] = st[ix(calls)] + 1u;
   }
@@ -1464,7 +1579,8 @@ fn replicaSend(r: u32, j: u32) {
   st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] + st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
   st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
   let at = laterTokens(param(P_QUEUE_DELAY_US), param(P_QUEUE_DELAY_NS), st[ix(jb + J_PROMPT)], param(P_QUEUE_TOKEN_US), param(P_QUEUE_TOKEN_NS));
-  if (at == st[ix(sb + G_NOW)]) {
+  // a dead replica refuses it when it would join the queue (replicaJoin)
+  if (at == st[ix(sb + G_NOW)] && st[ix(rb + RP_STATUS)] != STATUS_DEAD) {
     replicaEnqueue(r, j);
     return;
   }
@@ -1513,7 +1629,7 @@ fn replicaJoin(j: u32) {
 fn replicaReset(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
-  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { noteBusy(st[ix(rb + RP_START)], now, st[ix(rb + RP_BATCH)]); }
+  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { replicaBusy(r); }
   st[ix(rb + RP_MODE)] = MODE_IDLE;
   st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
   if (st[ix(rb + RP_N_RUN)] + st[ix(rb + RP_Q_LEN)] > 0u) { st[ix(rb + RP_DOWN)] = 1u; }
@@ -1543,16 +1659,12 @@ fn replicaReset(r: u32) {
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 fn replicaHang(r: u32) {
   let rb = replicaAt(r);
-  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { noteBusy(st[ix(rb + RP_START)], st[ix(sb + G_NOW)], st[ix(rb + RP_BATCH)]); }
+  if (st[ix(rb + RP_MODE)] == MODE_SINGLE || st[ix(rb + RP_MODE)] == MODE_RUN) { replicaBusy(r); }
   st[ix(rb + RP_MODE)] = MODE_IDLE;
   st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
 }
 
 // ---- router ---------------------------------------------------------------------------------
-
-fn replicaUp(r: u32) -> bool {
-  return st[ix(replicaAt(r) + RP_DOWN)] == 0u;
-}
 
 /** Index of the first ring point at or after hash h (wrapping). */
 fn ringStart(h: u32) -> u32 {
@@ -1584,7 +1696,8 @@ fn routeKey(j: u32) -> u32 {
 
 /** Picks a replica the router believes up, by the configured policy; NONE when none is. */
 fn routePick(j: u32) -> u32 {
-  let n = param(P_GPU_REPLICAS);
+  // with gpu.disaggregation, new calls go to the prefill pool, replicas 0 to its size - 1
+  let n = select(param(P_GPU_REPLICAS), param(P_PREFILL_REPLICAS), DISAGGREGATED);
   let policy = param(P_POLICY);
   if (policy == POLICY_PREFIX_AFFINITY || policy == POLICY_BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
@@ -1610,32 +1723,7 @@ fn routePick(j: u32) -> u32 {
     }
     return first;
   }
-  var begin = st[ix(sb + G_RR)] % n;
-  if (policy == POLICY_RANDOM) {
-    begin = random(STREAM_ROUTE, st[ix(sb + G_RAND)], 0u) % n;
-    st[ix(sb + G_RAND)] = st[ix(sb + G_RAND)] + 1u;
-  }
-  var best = NONE;
-  var bestScore = 0i;
-  for (var i = 0u; i < n; i++) {
-    let r = (begin + i) % n;
-    if (!replicaUp(r)) { continue; }
-    if (policy == POLICY_ROUND_ROBIN || policy == POLICY_RANDOM) {
-      best = r;
-      break;
-    }
-    // higher is better; ties keep the earliest in rotation order
-    var score = -i32(st[ix(replicaAt(r) + RP_LOAD)]);
-    if (policy == POLICY_CACHE_AWARE) {
-      score = i32(cachedTokens(r, cacheBest(r, j), j)) - i32(scaleMilliCapped(st[ix(replicaAt(r) + RP_LOAD_TOKENS)], param(P_ALPHA_MILLI), 0x3fffffffu));
-    }
-    if (best == NONE || score > bestScore) {
-      best = r;
-      bestScore = score;
-    }
-  }
-  if (best != NONE) { st[ix(sb + G_RR)] = best + 1u; }
-  return best;
+  return routeScan(j, 0u, n, policy, G_RR);
 }
 
 /** The call reaches the router: shape it, pick a replica, send it. */

@@ -12,9 +12,9 @@ function shapeOf(name: string, caseName = 'as-given', sets: readonly string[] = 
 
 describe('the kernel shape: which handlers a configuration can reach, as pipeline constants', () => {
   it('names the problem kind and no failure or slowdown for a case without them', () => {
-    expect(shapeOf('mmc')).toEqual({ KIND: KIND.JOB, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0 });
-    expect(shapeOf('hot-prefix')).toEqual({ KIND: KIND.REQUEST, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0 });
-    expect(shapeOf('coding-agents', 'peak-hour')).toEqual({ KIND: KIND.TASK, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0 });
+    expect(shapeOf('mmc')).toEqual({ KIND: KIND.JOB, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0, DISAGGREGATED: 0 });
+    expect(shapeOf('hot-prefix')).toEqual({ KIND: KIND.REQUEST, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0, DISAGGREGATED: 0 });
+    expect(shapeOf('coding-agents', 'peak-hour')).toEqual({ KIND: KIND.TASK, SLOW_TARGET: TARGET.NONE, FAILURE_TARGETS: 0, OFFLOAD: 0, KV_INCREMENTAL: 0, DISAGGREGATED: 0 });
   });
 
   it('names the slowdown target and a bit for each failure target', () => {

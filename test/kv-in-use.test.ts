@@ -183,6 +183,16 @@ describe('KV in use', () => {
     expect(held!.record[R.RECOMPUTED_TOKENS]).toBeGreaterThan(0);
   });
 
+  it('holds a call\'s KV on its prefill replica until its first token and on its decode replica from its transfer, through a reset', () => {
+    const sets = ['traffic.duration=6s', 'traffic.warmup=2s', 'gpu.replicas=6', 'gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=131072', 'gpu.slots=16', 'router.policy=least-loaded', 'workload.output=200'];
+    const [held] = expectCounted(configFor('hot-prefix', sets, 'server-dies').config, 1);
+    expect(held!.record[R.TRANSFERS]).toBeGreaterThan(100);
+    const incremental = [...sets, 'gpu.kv=incremental', 'gpu.kvTokens=20000'];
+    const [grown] = expectCounted(configFor('hot-prefix', incremental, 'server-dies').config, 1);
+    expect(grown!.record[R.TRANSFERS]).toBeGreaterThan(100);
+    expect(grown!.record[R.PREEMPTIONS]).toBeGreaterThan(0);
+  });
+
   it('names a GPU whose memory binds before its slots by its KV, and one whose slots bind by its batches', () => {
     const row = (sets: string[]) => {
       const { problem, config } = configFor('small-kv-cache', ['traffic.duration=10s', 'traffic.warmup=5s', ...sets]);

@@ -242,7 +242,9 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.ALPHA_MILLI] = Math.round(router.alpha * 1000);
     p[P.RETRIES] = router.retries;
     const ring: [number, number][] = [];
-    for (let r = 0; r < gpu.replicas; r++) {
+    // the router sends new calls to the prefill pool only, where there is one
+    const { disaggregation } = gpu;
+    for (let r = 0; r < (disaggregation?.prefill ?? gpu.replicas); r++) {
       for (let v = 0; v < router.virtualNodes; v++) ring.push([pcg((pcg(r + 1) ^ Math.imul(v, 0x9e3779b9)) >>> 0), r]);
     }
     ring.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -252,6 +254,13 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.GPU_SLOTS] = gpu.slots;
     p[P.KV_TOKENS] = gpu.kvTokens;
     p[P.KV_INCREMENTAL] = gpu.kv === 'incremental' ? 1 : 0;
+    if (disaggregation !== undefined) {
+      p[P.PREFILL_REPLICAS] = disaggregation.prefill;
+      p[P.DECODE_POLICY] = POLICY_CODE[disaggregation.policy];
+      p[P.LINK_LATENCY] = disaggregation.latency;
+      // a token's transfer, to the nanosecond as the offload tier's (the parser holds it to 1 ns and more)
+      [p[P.LINK_TOKEN_US], p[P.LINK_TOKEN_NS]] = usAndNs((disaggregation.bytesPerToken / disaggregation.bandwidth) * 1e6);
+    }
     p[P.KV_UNIT] = Math.ceil(gpu.kvTokens / KV_UNITS);
     const { profile } = gpu;
     const base = usAndNs(profile.base);

@@ -18,6 +18,9 @@ import * as layout from './layout.js';
  * offload tier. OFFLOAD_CAP: the offload tier's entries a replica (0: no tier), OFFLOAD_TOKENS its
  * size in tokens. KV_INCREMENTAL: 1 when a running sequence takes KV as its tokens grow and is
  * preempted when none is left (gpu.kv incremental), 0 when it reserves its whole output at admission.
+ * PREFILL_REPLICAS: replicas 0 to PREFILL_REPLICAS - 1 only prefill and the rest only decode
+ * (gpu.disaggregation; 0: every replica does both); DECODE_POLICY, the decode pool's router
+ * policy (a POLICY); LINK_LATENCY + LINK_TOKEN x tokens, a KV transfer between them.
  */
 export const enum P {
   KIND, WARMUP, MEASURE_END, ARRIVAL_END, T_INTERARRIVAL, T_BURST_INTERARRIVAL, BURST_FROM,
@@ -25,7 +28,7 @@ export const enum P {
   T_INPUT, STEPS, TOOL_EVERY_STEP, T_TOOL, TOOL_SLOTS, T_SERVICE, LB_OVERHEAD, APP_REPLICAS,
   APP_SLOTS, APP_OVERHEAD, TIMEOUT, GOAL_LATENCY, GOAL_TTFT, GOAL_TPOT, ORCH_SLOTS, ORCH_OVERHEAD, ROUTER_SLOTS, ROUTER_OVERHEAD, POLICY,
   BOUNDED_LOAD_MILLI, ALPHA_MILLI, RETRIES, RING_LEN, OFF_RING, GPU_REPLICAS, GPU_SLOTS,
-  KV_TOKENS, KV_INCREMENTAL, KV_UNIT, ITER_BASE, ITER_BASE_NS, ITER_PER_SEQ, ITER_PER_SEQ_NS, PREFILL_NS_PER_TOKEN, CHUNK,
+  KV_TOKENS, KV_INCREMENTAL, PREFILL_REPLICAS, DECODE_POLICY, LINK_LATENCY, LINK_TOKEN_US, LINK_TOKEN_NS, KV_UNIT, ITER_BASE, ITER_BASE_NS, ITER_PER_SEQ, ITER_PER_SEQ_NS, PREFILL_NS_PER_TOKEN, CHUNK,
   QUEUE_DELAY_US, QUEUE_DELAY_NS, QUEUE_TOKEN_US, QUEUE_TOKEN_NS, OUTPUT_TOKEN_US, OUTPUT_TOKEN_NS, CACHE_CAP,
   OFFLOAD_CAP, OFFLOAD_TOKENS, OFFLOAD_TOKEN_US, OFFLOAD_TOKEN_NS, SERVER_REPLICAS,
   SERVER_SLOTS, SLOW_TARGET, SLOW_FACTOR_MILLI, SLOW_FROM, SLOW_TO, N_FAILURES, OFF_FAILURES,
@@ -75,7 +78,7 @@ export const enum PICK {
 export const enum G {
   ERROR, STOPPED, DONE, KEY, NOW, SEQ, HEAP_LEN, NEXT_INDEX, NEXT_ARRIVAL, FREE_JOB, LIVE, RR,
   RAND, APP_RR, SLOW, ORCH_BUSY, ROUTER_BUSY, TOOLS_BUSY, TOOL_Q_HEAD, TOOL_Q_TAIL, TOOL_Q_LEN,
-  SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, TRACE_START, COUNT,
+  SERVER_Q_HEAD, SERVER_Q_TAIL, SERVER_Q_LEN, TRACE_START, DECODE_RR, COUNT,
 }
 export const HEADER_WORDS = G.COUNT;
 
@@ -125,12 +128,12 @@ export const APP_WORDS = 2;
  * the call set out (the arrival, or the tool call's end); FIRST_AT: its first token; MISSED:
  * a call of the job missed the TTFT or TPOT goal; LOAD: the microseconds its first prefill step
  * spends loading its prompt's KV from the offload tier; PREEMPTS: the times its call was
- * preempted (gpu.kv incremental).
+ * preempted (gpu.kv incremental); READY: when its prompt's KV is all at its decode replica.
  */
 export const enum J {
   GEN, STAGE, ARRIVAL, DEADLINE, INDEX, COUNTED, APP, STEP, CONTEXT, PREFIX, PROMPT, OUTPUT,
   CACHED, PREFILL_LEFT, OUT_LEFT, PHASE, ALLOC, REPLICA, ENTRY, RESERVED, RETRIES, NEXT, PREV,
-  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, LOAD, PREEMPTS, COUNT,
+  ENQUEUED, STARTED, CALL_AT, FIRST_AT, MISSED, LOAD, PREEMPTS, READY, COUNT,
 }
 export const JOB_WORDS = J.COUNT;
 
@@ -152,7 +155,9 @@ export const HEAP_WORDS = 4;
  * OVERLOAD_AT where; LONGEST_QUEUE_AT where LONGEST_QUEUE was (TARGETs). OFFLOAD_TOKENS: the
  * part of CACHED_TOKENS the offload tier gave (the rest the GPU's cache did). PREEMPTIONS: counted
  * calls' preemptions (gpu.kv incremental); RECOMPUTED_TOKENS: the tokens their resumptions
- * computed again.
+ * computed again. TRANSFERS: counted calls' KV transfers to a decode replica (gpu.disaggregation),
+ * TRANSFER_WAIT_SUM their wait there for room, TRANSFER_SUM their time on the link;
+ * DECODE_BUSY and DECODE_BATCH_AREA, the decode pool's part of BUSY and BATCH_AREA.
  */
 export const enum R {
   ARRIVALS, SUCCESSES, REJECTED_AT_APP, REJECTED_AT_ORCH, REJECTED_AT_ROUTER, REJECTED_AT_GPU,
@@ -164,7 +169,9 @@ export const enum R {
   BATCH_AREA, BATCH_AREA_HI, KV_AREA, KV_AREA_HI, KV_PEAK, IN_SYSTEM_AREA, IN_SYSTEM_AREA_HI,
   ROUTER_AREA, ROUTER_AREA_HI, TOOL_AREA, TOOL_AREA_HI, LONGEST_QUEUE, LONGEST_QUEUE_AT, EVENTS,
   EVENTS_HI, OVERLOADED, OVERLOAD, OVERLOAD_AT, OFFLOAD_TOKENS, OFFLOAD_TOKENS_HI,
-  PREEMPTIONS, RECOMPUTED_TOKENS, RECOMPUTED_TOKENS_HI, COUNT,
+  PREEMPTIONS, RECOMPUTED_TOKENS, RECOMPUTED_TOKENS_HI, TRANSFERS, TRANSFER_WAIT_SUM,
+  TRANSFER_WAIT_SUM_HI, TRANSFER_SUM, TRANSFER_SUM_HI, DECODE_BUSY, DECODE_BUSY_HI,
+  DECODE_BATCH_AREA, DECODE_BATCH_AREA_HI, COUNT,
 }
 /**
  * The measured window cut into INTERVALS equal intervals of P.INTERVAL_US (the last may end past
@@ -200,9 +207,13 @@ export const enum STAGE {
   FREE, AT_ROUTER, GPU_QUEUED, GPU_RUNNING, TOOL_QUEUED, TOOL_RUNNING, SERVER_QUEUED,
   SERVER_RUNNING, GPU_ARRIVING, GPU_OUTPUT,
 }
-/** PREEMPTED: its KV freed and the call back at the head of its replica's queue, to be recomputed. */
+/**
+ * PREEMPTED: its KV freed and the call back at the head of its replica's queue, to be recomputed.
+ * TRANSFER: at a decode replica (gpu.disaggregation), its prompt's KV on its way there: queued
+ * for room, then admitted and arriving until J.READY.
+ */
 export const enum PHASE {
-  PREFILL, DECODE, PREEMPTED,
+  PREFILL, DECODE, PREEMPTED, TRANSFER,
 }
 export const enum MODE {
   IDLE, SINGLE, RUN, STARTING,

@@ -56,7 +56,8 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     waitSum: wide(counters + QW.WAIT_SUM),
     waits: histogram(waits),
   });
-  const busy = wide(R.BUSY);
+  // a decode replica's busy time and batch are counted apart (gpu.disaggregation)
+  const busy = wide(R.BUSY) + wide(R.DECODE_BUSY);
   const inSystemArea = wide(R.IN_SYSTEM_AREA);
   const { slotMicros } = config;
   const loads: Record<ComponentName, () => ComponentLoad> = {
@@ -97,8 +98,13 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     offloadTokens: wide(R.OFFLOAD_TOKENS),
     preemptions: record[R.PREEMPTIONS]!,
     recomputedTokens: wide(R.RECOMPUTED_TOKENS),
+    transfers: record[R.TRANSFERS]!,
+    transferWaitSum: wide(R.TRANSFER_WAIT_SUM),
+    transferSum: wide(R.TRANSFER_SUM),
     busyMicros: busy,
-    batchArea: wide(R.BATCH_AREA),
+    batchArea: wide(R.BATCH_AREA) + wide(R.DECODE_BATCH_AREA),
+    decodeBusyMicros: wide(R.DECODE_BUSY),
+    decodeBatchArea: wide(R.DECODE_BATCH_AREA),
     kvInUseArea: wide(R.KV_AREA) * kvShare,
     kvInUsePeak: record[R.KV_PEAK]! * kvShare,
     capacityMicros: config.capacityMicros,

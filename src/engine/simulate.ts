@@ -496,6 +496,11 @@ function queueUnlink(q: number, j: number): void {
   st[q + 2]!--;
 }
 
+/** Whether GPU replica r only decodes: it is past the prefill pool (gpu.disaggregation). */
+function decodeOnly(r: number): boolean {
+  return pr[P.PREFILL_REPLICAS] !== 0 && r >= pr[P.PREFILL_REPLICAS]!;
+}
+
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
 function replicaAt(r: number): number {
   return replicaBase + r * replicaStride;
@@ -533,6 +538,15 @@ function noteBusy(from: number, to: number, batch: number): void {
   const t = measured(from, to);
   add64(R.BUSY, t);
   mulAdd64(R.BATCH_AREA, t, batch);
+}
+
+/** GPU replica r's busy time and batch since its step began, a decode replica's apart (gpu.disaggregation: decodeResult adds them). */
+function replicaBusy(r: number): void {
+  const rb = replicaAt(r);
+  const decode = decodeOnly(r);
+  const t = measured(st[rb + RP.START]!, now);
+  add64(decode ? R.DECODE_BUSY : R.BUSY, t);
+  mulAdd64(decode ? R.DECODE_BATCH_AREA : R.BATCH_AREA, t, st[rb + RP.BATCH]!);
 }
 
 /**
@@ -1141,6 +1155,46 @@ function offloadTime(n: number): number {
   return n * pr[P.OFFLOAD_TOKEN_US]! + tokenMicros(n, pr[P.OFFLOAD_TOKEN_NS]!, 0);
 }
 
+// ---- choosing a replica: the router's scan, for either pool ------------------------------
+
+function replicaUp(r: number): boolean {
+  return st[replicaAt(r) + RP.DOWN] === 0;
+}
+
+/**
+ * Picks one of replicas first to first + n - 1 the router believes up, by `policy` (round-robin,
+ * random, least-loaded or cache-aware), starting the rotation at header word `rr`; NONE when none is.
+ */
+function routeScan(j: number, first: number, n: number, policy: number, rr: number): number {
+  let from = st[sb + rr]! % n;
+  if (policy === POLICY.RANDOM) {
+    from = random(STREAM.ROUTE, st[sb + G.RAND]!, 0) % n;
+    st[sb + G.RAND] = st[sb + G.RAND]! + 1;
+  }
+  let best = NONE;
+  let bestScore = 0;
+  for (let i = 0; i < n; i++) {
+    // (from + i) % n, as from and i are below n (and a division takes tens of cycles)
+    const r = first + (from + i < n ? from + i : from + i - n);
+    if (!replicaUp(r)) continue;
+    if (policy === POLICY.ROUND_ROBIN || policy === POLICY.RANDOM) {
+      best = r;
+      break;
+    }
+    // higher is better; ties keep the earliest in rotation order
+    let score = -st[replicaAt(r) + RP.LOAD]!;
+    if (policy === POLICY.CACHE_AWARE) {
+      score = cachedTokens(r, cacheBest(r, j), j) - scaleMilliCapped(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!, 0x3fffffff);
+    }
+    if (best === NONE || score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
+  }
+  if (best !== NONE) st[sb + rr] = best - first + 1;
+  return best;
+}
+
 // ---- GPU replicas: continuous batching ------------------------------------------------------
 
 /** A call leaves replica r's batch: its KV reservation and its pin free. */
@@ -1200,14 +1254,18 @@ function replicaSchedule(r: number, at: number): void {
 
 /**
  * The iteration that completes a prompt emits its first token, which reaches the caller once
- * processed (P.OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes shareable.
+ * processed (P.OUTPUT_TOKEN: one token's, floored to the microsecond); its prefix becomes
+ * shareable. So does a prompt whose KV arrived at a decode replica (gpu.disaggregation).
  */
 function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
+  // a call whose KV arrived from its prefill replica emitted its token there
+  if (st[jb + J.PHASE] !== PHASE.TRANSFER) {
+    // a preempted call's recomputed prompt emits its next token: its first came before
+    if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
+    st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
+  }
   st[jb + J.PHASE] = PHASE.DECODE;
-  // a preempted call's recomputed prompt emits its next token: its first came before
-  if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
-  st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
   const key = prefixKey(j);
   if (key === 0) return;
   if (pr[P.TRACE_ROWS] !== 0) {
@@ -1286,13 +1344,19 @@ function callEnd(j: number): void {
 }
 
 /**
- * A model call finished on replica r: free it there. Its tokens' processing (P.OUTPUT_TOKEN
- * each) holds no GPU step, and its end waits for the last (callEnd, at once without it).
+ * A model call finished on replica r (or, on a prefill replica, its prompt): free it there. Its
+ * tokens' processing (P.OUTPUT_TOKEN each) holds no GPU step, and its end waits for the last
+ * (callEnd, at once without it).
  */
 function callDone(r: number, j: number): void {
   const jb = jobAt(j);
   callFree(r, j);
   replicaUnload(r, j);
+  // a prefill replica is done with a call at its first token (gpu.disaggregation)
+  if (st[jb + J.OUT_LEFT] !== 0) {
+    callHandoff(j);
+    return;
+  }
   if (pr[P.KIND] !== KIND.REQUEST) {
     cacheStoreSession(r, j);
     st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
@@ -1307,6 +1371,18 @@ function callDone(r: number, j: number): void {
 }
 
 /**
+ * A prefill replica computed call j's prompt and first token (gpu.disaggregation), and freed its
+ * KV (our position: the transfer takes the call's time, not the prefill replica's memory): it
+ * goes to the decode replica the decode pool's router picks. With none up it goes to the first,
+ * dead, which fails it as a replica dying under it would (retried from the start).
+ */
+function callHandoff(j: number): void {
+  const first = pr[P.PREFILL_REPLICAS]!;
+  const d = routeScan(j, first, pr[P.GPU_REPLICAS]! - first, pr[P.DECODE_POLICY]!, G.DECODE_RR);
+  replicaSend(d === NONE ? first : d, j);
+}
+
+/**
  * At an iteration boundary: apply the iterations done since the last one, finish
  * sequences, admit queued calls while slots and KV allow, and plan the next iterations.
  */
@@ -1316,42 +1392,45 @@ function replicaBoundary(r: number): void {
   const mode = st[rb + RP.MODE]!;
   // neither prefillDone nor callDone changes this replica's batch: its size is read once
   const running = st[rb + RP.N_RUN]!;
-  if (mode === MODE.SINGLE || mode === MODE.RUN) {
-    noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
-    const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 1;
-    // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
-    const incremental = pr[P.KV_INCREMENTAL] !== 0;
-    let grown = 0;
-    for (let i = 0; i < running; i++) {
-      const jb = jobAt(st[run + i]!);
-      if (st[jb + J.PHASE] === PHASE.DECODE) {
-        st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
-        if (incremental) {
-          st[jb + J.RESERVED] = st[jb + J.RESERVED]! + n;
-          grown += n;
-        }
-      } else {
-        const alloc = st[jb + J.ALLOC]!;
-        if (alloc > 0) {
-          const left = st[jb + J.PREFILL_LEFT]! - alloc;
-          st[jb + J.PREFILL_LEFT] = left;
-          st[jb + J.ALLOC] = 0;
-          // its first prefill step loaded what the offload tier held
-          st[jb + J.LOAD] = 0;
-          if (left === 0) prefillDone(r, st[run + i]!);
-        }
+  const busy = mode === MODE.SINGLE || mode === MODE.RUN;
+  if (busy) replicaBusy(r);
+  // the steps done since the last boundary: none after a start or an idle wait
+  const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : busy ? 1 : 0;
+  // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
+  const incremental = pr[P.KV_INCREMENTAL] !== 0;
+  let grown = 0;
+  for (let i = 0; i < running; i++) {
+    const jb = jobAt(st[run + i]!);
+    if (st[jb + J.PHASE] === PHASE.DECODE) {
+      st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
+      if (incremental) {
+        st[jb + J.RESERVED] = st[jb + J.RESERVED]! + n;
+        grown += n;
+      }
+    } else {
+      const alloc = busy ? st[jb + J.ALLOC]! : 0;
+      // gpu.disaggregation: a call whose KV has all arrived has its prompt here as if prefilled
+      if (alloc > 0 || (st[jb + J.PHASE] === PHASE.TRANSFER && st[jb + J.READY]! <= now)) {
+        const left = st[jb + J.PREFILL_LEFT]! - alloc;
+        st[jb + J.PREFILL_LEFT] = left;
+        st[jb + J.ALLOC] = 0;
+        // its first prefill step loaded what the offload tier held
+        st[jb + J.LOAD] = 0;
+        if (left === 0) prefillDone(r, st[run + i]!);
       }
     }
-    if (grown > 0) {
-      st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + grown;
-      kvChange(r, grown, 0);
-    }
   }
+  if (grown > 0) {
+    st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + grown;
+    kvChange(r, grown, 0);
+  }
+  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
+  const prefillOnly = r < pr[P.PREFILL_REPLICAS]!;
   let w = 0;
   for (let i = 0; i < running; i++) {
     const j = st[run + i]!;
     const jb = jobAt(j);
-    if (st[jb + J.PHASE] === PHASE.DECODE && st[jb + J.OUT_LEFT] === 0) {
+    if (st[jb + J.PHASE] === PHASE.DECODE && (st[jb + J.OUT_LEFT] === 0 || prefillOnly)) {
       callDone(r, j);
     } else {
       st[run + w] = j;
@@ -1440,8 +1519,13 @@ function replicaAdmit(r: number, keep: number): void {
       }
     }
     const resumed = st[jb + J.PHASE] === PHASE.PREEMPTED;
-    const generated = resumed ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
-    const need = prompt - cached + (pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!);
+    // gpu.disaggregation: its prompt done on a prefill replica, its KV comes here over the link
+    const arriving = st[jb + J.PHASE] === PHASE.TRANSFER;
+    const generated = resumed || arriving ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
+    // a prefill replica holds a call's prompt and first token only
+    let out = pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!;
+    if (r < pr[P.PREFILL_REPLICAS]!) out = 1;
+    const need = prompt - cached + out;
     if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e !== NONE) entryUnpin(r, e);
       if (t !== NONE) offloadHold(r, t, e, 0);
@@ -1471,6 +1555,16 @@ function replicaAdmit(r: number, keep: number): void {
       const fresh = st[jb + J.PREFILL_LEFT]!;
       if (st[jb + J.COUNTED] !== 0 && prefill > fresh) add64(R.RECOMPUTED_TOKENS, prefill - fresh);
       st[jb + J.PREFILL_LEFT] = prefill;
+    } else if (arriving) {
+      // the tokens this replica does not hold move over the link (what its tier holds loads)
+      const ready = laterTokens(pr[P.LINK_LATENCY]! + offloadTime(loaded), 0, prompt - cached + generated, pr[P.LINK_TOKEN_US]!, pr[P.LINK_TOKEN_NS]!);
+      st[jb + J.READY] = ready;
+      st[jb + J.PREFILL_LEFT] = 0;
+      if (st[jb + J.COUNTED] !== 0) {
+        count(R.TRANSFERS);
+        add64(R.TRANSFER_WAIT_SUM, now - st[jb + J.ENQUEUED]!);
+        add64(R.TRANSFER_SUM, ready - now);
+      }
     } else {
       // its wait and its prompt count once, when first admitted
       noteWait(j, R.QUEUED, P.OFF_HIST_WAIT);
@@ -1483,7 +1577,7 @@ function replicaAdmit(r: number, keep: number): void {
         add64(R.OFFLOAD_TOKENS, cached - cachedInGpu);
       }
     }
-    st[jb + J.PHASE] = PHASE.PREFILL;
+    st[jb + J.PHASE] = arriving ? PHASE.TRANSFER : PHASE.PREFILL;
     st[jb + J.ALLOC] = 0;
     st[jb + J.LOAD] = offloadTime(loaded);
     st[runningAt(r, st[rb + RP.N_RUN]!)] = j;
@@ -1508,12 +1602,17 @@ function replicaPlan(r: number): void {
   let decoding = 0;
   let shortest = NONE;
   let load = 0;
+  let arriving = 0;
+  let ready = NONE;
   for (let i = 0; i < running; i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
       decoding += 1;
       const left = st[jb + J.OUT_LEFT]!;
       if (left < shortest) shortest = left;
+    } else if (st[jb + J.PHASE] === PHASE.TRANSFER) {
+      arriving += 1;
+      if (st[jb + J.READY]! < ready) ready = st[jb + J.READY]!;
     } else {
       const left = st[jb + J.PREFILL_LEFT]!;
       const alloc = left < budget ? left : budget;
@@ -1523,11 +1622,17 @@ function replicaPlan(r: number): void {
     }
   }
   const prefill = chunk - budget;
-  if (decoding < running) {
+  if (decoding + arriving < running) {
     const dur = iterationTime(decoding, prefill, load);
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = dur;
     replicaSchedule(r, later(1, dur));
+    return;
+  }
+  if (decoding === 0) {
+    // only KV arriving: idle until the first has, or until a call comes
+    st[rb + RP.MODE] = MODE.IDLE;
+    replicaSchedule(r, ready);
     return;
   }
   const dur = iterationTime(decoding, 0, 0);
@@ -1537,6 +1642,8 @@ function replicaPlan(r: number): void {
   // step was made), at a boundary that makes more
   let runs = shortest;
   if (pr[P.KV_INCREMENTAL] !== 0) runs = Math.min(runs, Math.floor((pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
+  // and at the first boundary once a call's KV has arrived, which joins it there
+  if (arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
   replicaSchedule(r, later(runs, dur));
 }
 
@@ -1569,10 +1676,13 @@ function replicaEnqueue(r: number, j: number): void {
   const jb = jobAt(j);
   st[jb + J.STAGE] = STAGE.GPU_QUEUED;
   st[jb + J.ENQUEUED] = now;
-  // a call sent anew (a retry too) starts over, not as a preempted call's resumption
-  st[jb + J.PHASE] = PHASE.PREFILL;
+  // a call sent anew (a retry too) starts over, not as a preempted call's resumption; at a
+  // decode replica it waits for room for the KV its prefill replica computed
+  const decode = decodeOnly(r);
+  st[jb + J.PHASE] = decode ? PHASE.TRANSFER : PHASE.PREFILL;
   if (st[jb + J.COUNTED] !== 0) {
-    count(R.QUEUED);
+    // the GPU queue's wait is the router's queue's: a decode replica's is the transfer's
+    if (!decode) count(R.QUEUED);
     const calls = sb + pr[P.OFF_CALLS]! + r;
     st[calls] = st[calls]! + 1;
   }
@@ -1594,7 +1704,8 @@ function replicaSend(r: number, j: number): void {
   st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
   st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
   const at = laterTokens(pr[P.QUEUE_DELAY_US]!, pr[P.QUEUE_DELAY_NS]!, st[jb + J.PROMPT]!, pr[P.QUEUE_TOKEN_US]!, pr[P.QUEUE_TOKEN_NS]!);
-  if (at === now) {
+  // a dead replica refuses it when it would join the queue (replicaJoin)
+  if (at === now && st[rb + RP.STATUS] !== STATUS.DEAD) {
     replicaEnqueue(r, j);
     return;
   }
@@ -1642,7 +1753,7 @@ function replicaJoin(j: number): void {
  */
 function replicaReset(r: number): void {
   const rb = replicaAt(r);
-  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) replicaBusy(r);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
   if (st[rb + RP.N_RUN]! + st[rb + RP.Q_LEN]! > 0) st[rb + RP.DOWN] = 1;
@@ -1670,16 +1781,12 @@ function replicaReset(r: number): void {
 /** A hung replica stops iterating; its calls wait until the health check finds it. */
 function replicaHang(r: number): void {
   const rb = replicaAt(r);
-  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) noteBusy(st[rb + RP.START]!, now, st[rb + RP.BATCH]!);
+  if (st[rb + RP.MODE] === MODE.SINGLE || st[rb + RP.MODE] === MODE.RUN) replicaBusy(r);
   st[rb + RP.MODE] = MODE.IDLE;
   st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
 }
 
 // ---- router ---------------------------------------------------------------------------------
-
-function replicaUp(r: number): boolean {
-  return st[replicaAt(r) + RP.DOWN] === 0;
-}
 
 /** Index of the first ring point at or after hash h (wrapping). */
 function ringStart(h: number): number {
@@ -1711,7 +1818,8 @@ function routeKey(j: number): number {
 
 /** Picks a replica the router believes up, by the configured policy; NONE when none is. */
 function routePick(j: number): number {
-  const n = pr[P.GPU_REPLICAS]!;
+  // with gpu.disaggregation, new calls go to the prefill pool, replicas 0 to its size - 1
+  const n = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : pr[P.GPU_REPLICAS]!;
   const policy = pr[P.POLICY]!;
   if (policy === POLICY.PREFIX_AFFINITY || policy === POLICY.BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
@@ -1737,33 +1845,7 @@ function routePick(j: number): number {
     }
     return first;
   }
-  let from = st[sb + G.RR]! % n;
-  if (policy === POLICY.RANDOM) {
-    from = random(STREAM.ROUTE, st[sb + G.RAND]!, 0) % n;
-    st[sb + G.RAND] = st[sb + G.RAND]! + 1;
-  }
-  let best = NONE;
-  let bestScore = 0;
-  for (let i = 0; i < n; i++) {
-    // (from + i) % n, as from and i are below n (and a division takes tens of cycles)
-    const r = from + i < n ? from + i : from + i - n;
-    if (!replicaUp(r)) continue;
-    if (policy === POLICY.ROUND_ROBIN || policy === POLICY.RANDOM) {
-      best = r;
-      break;
-    }
-    // higher is better; ties keep the earliest in rotation order
-    let score = -st[replicaAt(r) + RP.LOAD]!;
-    if (policy === POLICY.CACHE_AWARE) {
-      score = cachedTokens(r, cacheBest(r, j), j) - scaleMilliCapped(st[replicaAt(r) + RP.LOAD_TOKENS]!, pr[P.ALPHA_MILLI]!, 0x3fffffff);
-    }
-    if (best === NONE || score > bestScore) {
-      best = r;
-      bestScore = score;
-    }
-  }
-  if (best !== NONE) st[sb + G.RR] = best + 1;
-  return best;
+  return routeScan(j, 0, n, policy, G.RR);
 }
 
 /** The call reaches the router: shape it, pick a replica, send it. */

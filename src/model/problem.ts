@@ -245,6 +245,26 @@ export interface Offload {
 
 export type KvAllocation = 'reserve' | 'incremental';
 
+/** How the decode pool's router picks a replica for a call whose prompt is done (docs/model.md section 3). */
+export type DecodePolicy = 'round-robin' | 'random' | 'least-loaded' | 'cache-aware';
+export const DECODE_POLICIES: readonly DecodePolicy[] = ['round-robin', 'random', 'least-loaded', 'cache-aware'];
+
+/**
+ * Prefill/decode disaggregation (docs/model.md section 3): the pool's first `prefill` replicas
+ * only prefill, the rest only decode; a prompt's KV moves between them over a link.
+ */
+export interface Disaggregation {
+  /** Replicas that only prefill, the first ones (at least 1); the other `replicas - prefill` only decode. */
+  readonly prefill: number;
+  readonly policy: DecodePolicy;
+  /** Microseconds a transfer takes before its first byte. */
+  readonly latency: number;
+  /** Bytes a second over the link from a prefill replica to a decode replica. */
+  readonly bandwidth: number;
+  /** KV bytes a token. */
+  readonly bytesPerToken: number;
+}
+
 export interface GpuPool {
   readonly replicas: number;
   /** Most sequences in one batch. */
@@ -258,6 +278,8 @@ export interface GpuPool {
   readonly profile: GpuProfile;
   /** The KV tier beyond GPU memory; absent: none. */
   readonly offload?: Offload;
+  /** Prefill and decode on separate replicas; absent: every replica does both (co-located). */
+  readonly disaggregation?: Disaggregation;
   /** Dollars per GPU-hour: gpu.pricePerHour, else the list price of the profile's GPU type; absent when neither is known. */
   readonly pricePerHour?: number;
 }

@@ -94,10 +94,20 @@ export interface InstanceResult {
   /** Counted calls' preemptions (gpu.kv incremental), and the tokens their resumptions computed again. */
   readonly preemptions: number;
   readonly recomputedTokens: number;
+  /**
+   * gpu.disaggregation: counted calls' KV transfers to a decode replica, their microseconds
+   * waiting there for room, and on the link (0 without).
+   */
+  readonly transfers: number;
+  readonly transferWaitSum: number;
+  readonly transferSum: number;
   /** Busy time of the serving component (GPU replicas or servers) in the measured window. */
   readonly busyMicros: number;
   /** Integral of the batch size (running sequences) over busy time. */
   readonly batchArea: number;
+  /** The decode pool's part of busyMicros and batchArea (gpu.disaggregation; 0 without). */
+  readonly decodeBusyMicros: number;
+  readonly decodeBatchArea: number;
   /**
    * KV in use, as a share of a GPU replica's KV capacity (its running sequences' reservations and
    * the cache entries they pin, with those entries' ancestors; not the entries cached for later),

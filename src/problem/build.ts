@@ -5,7 +5,7 @@
  */
 import type { FieldIssue } from '../errors.js';
 import { tableTop } from '../model/distribution.js';
-import type { Distribution, GpuPool, GpuProfile, Offload, Problem, Target, Workload } from '../model/problem.js';
+import type { Disaggregation, Distribution, GpuPool, GpuProfile, Offload, Problem, Target, Workload } from '../model/problem.js';
 import { TRACE_BLOCK_TOKENS, traceSpan, type Trace } from '../model/trace.js';
 import { cacheEntries, HORIZON_TEXT, LIMITS, offloadEntries } from './limits.js';
 import { DEFAULT_KV_TOKENS, listPrice, withContextFloor } from './profiles.js';
@@ -174,10 +174,58 @@ function offloadOf(gpu: FileGpu): Offload | undefined {
   return { tokens: gpu.offload.tokens, bandwidth: gpu.offload.bandwidth, bytesPerToken };
 }
 
+/** The KV transfer's bytes a token: the problem's, else its profile's model's; undefined when neither says. */
+function transferBytesPerToken(gpu: FileGpu): number | undefined {
+  return gpu.disaggregation?.bytesPerToken ?? gpu.profile.roofline?.kvBytesPerToken;
+}
+
+/** Disaggregation as the engines take it, where the problem splits its replicas (prefill above 0) and its bytes a token are known. */
+function disaggregationOf(gpu: FileGpu): Disaggregation | undefined {
+  const d = gpu.disaggregation;
+  const bytesPerToken = transferBytesPerToken(gpu);
+  if (d === undefined || d.prefill === 0 || bytesPerToken === undefined) return undefined;
+  return { prefill: d.prefill, policy: d.policy, latency: d.latency, bandwidth: d.bandwidth, bytesPerToken };
+}
+
+/**
+ * What stops disaggregation (docs/model.md section 3): no replica left to decode, bytes a token
+ * nobody gave, a transfer the engines' whole nanoseconds a token cannot hold, or one of a whole
+ * KV cache past a step's limit.
+ */
+function disaggregationIssues(gpu: FileGpu): FieldIssue[] {
+  const d = gpu.disaggregation;
+  if (d === undefined || d.prefill === 0) return [];
+  if (d.prefill >= gpu.replicas) {
+    return [{ path: 'gpu.disaggregation.prefill', message: `${d.prefill} prefill replicas of gpu.replicas ${gpu.replicas} leave none to decode`, from: ['gpu.replicas'] }];
+  }
+  const bytesPerToken = transferBytesPerToken(gpu);
+  if (bytesPerToken === undefined) {
+    return [{
+      path: 'gpu.disaggregation.bytesPerToken',
+      message: `required: gpu.profile ${gpu.profile.name} does not know its model's KV bytes a token (131072 for Llama 3.1 8B in BF16: 32 layers x 2 x 8 KV heads x 128 x 2 bytes)`,
+    }];
+  }
+  const ns = Math.round((bytesPerToken / d.bandwidth) * 1e9);
+  const kv = kvTokensOf(gpu);
+  if (ns < 1) {
+    return [{ path: 'gpu.disaggregation.bandwidth', message: `moves a token of ${bytesPerToken} bytes in under half a nanosecond; the engines hold whole nanoseconds a token`, from: ['gpu.disaggregation.bytesPerToken'] }];
+  }
+  const whole = d.latency + Math.floor((kv * ns) / 1000);
+  if (whole > LIMITS.stepMicros) {
+    return [{
+      path: 'gpu.disaggregation.bandwidth',
+      message: `moving a whole KV cache (${kvText(gpu)}) at ${ns} ns a token takes ${formatDuration(whole)} with the latency, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
+      from: ['gpu.disaggregation.bytesPerToken', 'gpu.disaggregation.latency'],
+    }];
+  }
+  return [];
+}
+
 /** The typed pool: KV tokens and the price per GPU-hour filled in from the profile where not given. */
 function gpuPool(gpu: FileGpu): GpuPool {
   const price = gpu.pricePerHour ?? listPrice(gpu.profile.gpuType);
   const offload = offloadOf(gpu);
+  const disaggregation = disaggregationOf(gpu);
   return {
     replicas: gpu.replicas,
     slots: gpu.slots,
@@ -186,6 +234,7 @@ function gpuPool(gpu: FileGpu): GpuPool {
     profile: gpu.profile,
     ...(price === undefined ? {} : { pricePerHour: price }),
     ...(offload === undefined ? {} : { offload }),
+    ...(disaggregation === undefined ? {} : { disaggregation }),
   };
 }
 
@@ -352,6 +401,7 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
     });
   }
   out.push(...offloadIssues(file.gpu, smallest?.[1] ?? kv));
+  out.push(...disaggregationIssues(file.gpu));
   return out;
 }
 

@@ -6,8 +6,8 @@
  * into the typed Problem.
  */
 import { z } from 'zod';
-import type { Distribution, GpuProfile, RouterPolicy, ToolCalls } from '../model/problem.js';
-import { ROUTER_POLICIES, TOOL_CALLS } from '../model/problem.js';
+import type { DecodePolicy, Distribution, GpuProfile, RouterPolicy, ToolCalls } from '../model/problem.js';
+import { DECODE_POLICIES, ROUTER_POLICIES, TOOL_CALLS } from '../model/problem.js';
 import { TABLE_MAX, tableTop } from '../model/distribution.js';
 import { BUILTIN_CASE_NAMES, CASE_NAME_PATTERN, LIMITS, RESERVED_NAMES } from './limits.js';
 import { BUILTIN_PROFILES, DEFAULT_KV_TOKENS, DEFAULT_PROFILE, builtinProfile, catalogueProfile, closeProfiles, gpuSpecs, rooflineProfile } from './profiles.js';
@@ -517,6 +517,23 @@ const offload = z.strictObject({
   }),
 });
 
+/** Bytes a second between GPUs: NVLink is about 1 TB/s a direction, so more is a typo. */
+const MAX_LINK_BANDWIDTH = 10e12;
+
+const disaggregation = z.strictObject({
+  prefill: int(0, LIMITS.gpuReplicas - 1, 'GPU replicas').meta({
+    description: 'Replicas that only prefill (the first ones); the rest of gpu.replicas only decode. 0: none, every replica does both (co-located), as without this block.',
+  }),
+  policy: oneOf(DECODE_POLICIES as unknown as readonly [DecodePolicy, ...DecodePolicy[]]).default('least-loaded').meta({
+    description: "How the decode pool's router picks the replica a call decodes on once its prompt is done. Default: least-loaded.",
+  }),
+  latency: duration({ max: STEP_MAX, description: "A KV transfer's fixed time before its first byte. Default 1ms." }).prefault('1ms'),
+  bandwidth: byteRate(MAX_LINK_BANDWIDTH, 'The link from a prefill replica to a decode replica, e.g. 50GB/s (one 400 Gb/s RDMA NIC). Default 50GB/s.').prefault('50GB/s'),
+  bytesPerToken: int(1, 100_000_000, 'bytes a token').optional().meta({
+    description: "KV bytes a token. Default: the profile's model's (a catalogue or model profile); required with a built-in or fitted inline profile.",
+  }),
+});
+
 const gpu = z.strictObject({
   replicas: int(1, LIMITS.gpuReplicas, 'GPU replicas'),
   slots: int(1, LIMITS.gpuSlots, 'sequences in one batch'),
@@ -536,6 +553,7 @@ const gpu = z.strictObject({
     description: "Most prompt tokens one batch iteration prefills (vLLM's max_num_batched_tokens). Default: the profile's (2048 for the built-in and catalogue ones).",
   }),
   offload: offload.optional().meta({ description: 'A KV tier beyond GPU memory (docs/model.md section 3). Default: none.' }),
+  disaggregation: disaggregation.optional().meta({ description: 'Prefill and decode on separate replicas of this pool, KV moving between them (docs/model.md section 3). Default: none, every replica does both.' }),
 }).transform((g, ctx) => {
   if (g.chunk === undefined) return g;
   const chunkNs = Math.round(1e6 / g.profile.prefillRate) * g.chunk;
