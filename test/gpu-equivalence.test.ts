@@ -70,6 +70,26 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
     expect(sum(config, records, R.OFFLOAD_TOKENS)).toBeGreaterThan(0);
   }, OFFLOAD_RUN_MS);
 
+  // Prefill/decode disaggregation (issue 29), in shapes of its own: hot prefix on 2 prefill and 4
+  // decode replicas, incremental KV that preempts on the decode side, the decode pool routing
+  // cache-aware, with a replica reset; and agents' sessions on 3 prefill and 5 decode replicas,
+  // reserve, round-robin, server-dies resetting a replica of either pool (drawn by the seed)
+  const DISAGGREGATED = ['gpu.disaggregation.bytesPerToken=131072', 'gpu.disaggregation.bandwidth=10GB/s'];
+  it(`hot-prefix, server-dies, disaggregated, incremental KV: ${SEEDS.scenarios} seeds`, async () => {
+    const sets = [...INCREMENTAL, ...DISAGGREGATED, 'gpu.replicas=6', 'gpu.disaggregation.prefill=2', 'gpu.disaggregation.policy=cache-aware'];
+    const { config } = configFor('hot-prefix', sets, 'server-dies');
+    const records = await expectSame(config, SEEDS.scenarios);
+    expect(sum(config, records, R.TRANSFERS)).toBeGreaterThan(SEEDS.scenarios * 100);
+    expect(sum(config, records, R.PREEMPTIONS)).toBeGreaterThan(SEEDS.scenarios * 10);
+  }, OFFLOAD_RUN_MS);
+
+  it(`coding-agents, server-dies (a replica of either pool), disaggregated: ${SEEDS.scenarios} seeds`, async () => {
+    const sets = [...DISAGGREGATED, 'gpu.disaggregation.prefill=3', 'gpu.disaggregation.policy=round-robin', 'traffic.duration=20s', 'traffic.warmup=10s'];
+    const { config } = configFor('coding-agents', sets, 'server-dies');
+    const records = await expectSame(config, SEEDS.scenarios);
+    expect(sum(config, records, R.TRANSFERS)).toBeGreaterThan(SEEDS.scenarios * 10);
+  }, OFFLOAD_RUN_MS);
+
   // Overloaded (issue 12), in M/M/c's shape: a full job table refuses arrivals from the warmup
   // on; an event heap too small (a capacity sized too small) stops most instances mid-run.
   it(`mmc, M/M/2 at 200% load: ${SEEDS.mmc} seeds`, async () => {

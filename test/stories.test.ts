@@ -156,3 +156,28 @@ describe('long answers on little KV memory (gpu.kv)', () => {
     for (const r of reserve) expect(r.preemptions_per_call, r.case).toBeNaN();
   });
 });
+
+describe('long prompts under a tight TPOT goal (gpu.disaggregation)', () => {
+  const verdicts = async (sets: readonly string[]) => (await cases('long-prompts', sets)).map((r) => r.verdict);
+
+  it('splitting 8 GPUs into 3 prefill and 5 decode replicas meets the TPOT goal that the same 8 co-located miss', async () => {
+    const together = await cases('long-prompts');
+    for (const r of together) {
+      expect(r.verdict, r.case).toBe('FAIL');
+      expect(r.tpot_p99_ms, r.case).toBeGreaterThan(12.5);
+    }
+    const split = await cases('long-prompts', ['gpu.disaggregation.prefill=3']);
+    for (const r of split) {
+      expect(r.verdict, r.case).toBe('PASS');
+      expect(r.tpot_p99_ms, r.case).toBeLessThan(12.5);
+    }
+  });
+
+  it('on short prompts co-location is cheaper: 3 GPUs co-located pass, every split of 3 fails, and a split needs 4', async () => {
+    const short = ['workload.unique=500', 'traffic.rate=60', 'gpu.replicas=3'];
+    expect(await verdicts(short)).toEqual(['PASS', 'PASS']);
+    expect(await verdicts([...short, 'gpu.disaggregation.prefill=1'])).toContain('FAIL');
+    expect(await verdicts([...short, 'gpu.disaggregation.prefill=2'])).toContain('FAIL');
+    expect(await verdicts([...short, 'gpu.replicas=4', 'gpu.disaggregation.prefill=1'])).toEqual(['PASS', 'PASS']);
+  });
+});

@@ -27,6 +27,12 @@ import { costVariable, defaultCost, isCostVariable, numberAt, parseCost } from '
 import { caseMargins, describeValues } from './explain.js';
 import { searchCheapest, type Evaluation, type Found, type Violation } from './frontier.js';
 
+/**
+ * Numeric paths where more is not always better, searched value by value as a string axis is
+ * (each value a family): more prefill replicas of the same GPUs leave fewer to decode.
+ */
+export const UNORDERED_PATHS: ReadonlySet<string> = new Set(['gpu.disaggregation.prefill']);
+
 export interface HintOptions {
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: HintProgress) => void;
@@ -202,7 +208,7 @@ export async function searchHints(plan: HintPlan, options: HintOptions = {}): Pr
     );
   };
   const outcome = await searchCheapest({
-    axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' })),
+    axes: sweep.axes.map((axis) => ({ values: axis.values, numeric: axis.type !== 'string' && !UNORDERED_PATHS.has(axis.path) })),
     cost,
     evaluate: (indexes, decide) => {
       round++;
