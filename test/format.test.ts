@@ -131,6 +131,8 @@ describe('formatCsv', () => {
       SUMMARY_COLUMNS.slice(SUMMARY_COLUMNS.indexOf(col) + 1);
     expect(after('pass_probability').slice(0, 7)).toEqual(['pass_probability_lo', 'pass_probability_hi', 'interval_level', 'verdict', 'undecided', 'missed', 'passes']);
     expect(after('mean_batch').slice(0, 5)).toEqual(['batch_occupancy', 'kv_in_use', 'kv_in_use_peak', 'preemptions_per_call', 'recomputed_tokens_per_call']);
+    // then, under gpu.disaggregation, each pool's load and the KV transfers
+    expect(after('recomputed_tokens_per_call').slice(0, 6)).toEqual(['prefill_utilization', 'decode_utilization', 'prefill_batch_occupancy', 'decode_batch_occupancy', 'transfer_ms', 'transfer_wait_ms']);
     // the list of undecided goals is one field, quoted for its commas
     const [, line] = formatCsv([NOISY]).split('\n');
     expect(line).toContain(',0.95,UNDECIDED,"pass_probability,p99",,false,');
@@ -246,6 +248,23 @@ describe('formatTable', () => {
     // incremental without a preemption, and reserve (NaN), add no column
     expect(formatTable([row({ preemptions_per_call: 0 }), row()], GOALS, { problemId: 'p' })).not.toContain('preempt');
     expect(lines.some((l) => l.includes('preempt'))).toBe(false);
+  });
+
+  it("shows a KV transfer's link time and its wait for decode KV where some row is disaggregated", () => {
+    const split = { prefill_utilization: 0.8, decode_utilization: 0.4, prefill_batch_occupancy: 0.1875, decode_batch_occupancy: 0.5 };
+    const table = formatTable([row({ ...split, transfer_ms: 4, transfer_wait_ms: 0.5 }), row({ case: 'flash-crowd', ...split, transfer_ms: 12.3456, transfer_wait_ms: 0 }), NOISY], GOALS, { problemId: 'p' }).split('\n');
+    const header = table.find((l) => l.startsWith('case'))!;
+    expect(header).toMatch(/kv in use % \(peak\) +xfer ms \(wait\) +top replica %/);
+    const end = header.indexOf('xfer ms (wait)') + 'xfer ms (wait)'.length;
+    const body = table.filter((l) => ['as-given', 'flash-crowd', 'peak-hour'].some((c) => l.startsWith(c)));
+    // a co-located row has no transfers
+    expect(body.map((l) => l.slice(0, end).trimEnd().split(/  +/).at(-1))).toEqual(['4.00 (0.50)', '12.35 (0.00)', '–']);
+    // after the preemptions where both show
+    const both = formatTable([row({ preemptions_per_call: 0.25, transfer_ms: 4, transfer_wait_ms: 0.5 })], GOALS, { problemId: 'p' });
+    expect(both).toMatch(/preempt\/call +xfer ms \(wait\) +top replica %/);
+    // co-located rows alone add no column
+    expect(formatTable([row(), NOISY], GOALS, { problemId: 'p' })).not.toContain('xfer');
+    expect(lines.some((l) => l.includes('xfer'))).toBe(false);
   });
 
   it('names the GPU busiest by its KV when its memory is fuller than its batches', () => {

@@ -324,6 +324,23 @@ describe('the metrics the reader can pick', () => {
     expect(reserve.filter((n) => n.endsWith('_per_call'))).toEqual([]);
   });
 
+  it('offers each pool\'s load and the KV transfers after the GPU\'s utilisation under gpu.disaggregation, and none where co-located', () => {
+    const pools = { prefill_utilization: 0.8, decode_utilization: 0.4, prefill_batch_occupancy: 0.1875, decode_batch_occupancy: 0.5, transfer_ms: 4, transfer_wait_ms: 0.5 };
+    // through the Arrow table, as `servesim report` reads it
+    const split = reportMetrics(reportDataFromTable(asTable(sweep, syntheticOutcome(sweep, undefined, pools))));
+    const names = split.map((m) => m.name);
+    const at = names.indexOf('gpu_utilization');
+    expect(names.slice(at, at + 7)).toEqual(['gpu_utilization', ...Object.keys(pools)]);
+    const byName = new Map(split.map((m) => [m.name, m]));
+    expect(Object.keys(pools).map((n) => byName.get(n)!.label)).toEqual([
+      'prefill utilization', 'decode utilization', 'prefill batch occupancy', 'decode batch occupancy', 'KV transfer time (s)', 'KV transfer wait (s)',
+    ]);
+    expect(byName.get('transfer_ms')).toMatchObject({ seconds: true, goal: null });
+    expect(byName.get('decode_utilization')).toMatchObject({ seconds: false, goal: null });
+    const colocated = reportMetrics(reportDataFromTable(table)).map((m) => m.name);
+    expect(colocated.filter((n) => n in pools)).toEqual([]);
+  });
+
   it('labels them from their names, _ms columns in seconds, with the goals they are held to', () => {
     const data = reportDataFromTable(table);
     const byName = new Map(reportMetrics(data).map((m) => [m.name, m]));

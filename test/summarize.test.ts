@@ -45,8 +45,13 @@ function seed(
     offloadTokens: 0,
     preemptions: 0,
     recomputedTokens: 0,
+    transfers: 0,
+    transferWaitSum: 0,
+    transferSum: 0,
     busyMicros: 0,
     batchArea: 0,
+    decodeBusyMicros: 0,
+    decodeBatchArea: 0,
     kvInUseArea: 0,
     kvInUsePeak: 0,
     capacityMicros: 0,
@@ -366,6 +371,53 @@ describe('summarize', () => {
     expect(configurationCost(loadProblem('problems/hot-prefix.yaml', ['gpu.kv=incremental'])).kvIncremental).toBe(true);
     // no GPUs, nothing to preempt
     expect(configurationCost(loadProblem('problems/mmc.yaml')).kvIncremental).toBe(false);
+  });
+
+  it('pools each pool\'s utilisation and batches and the KV transfers under gpu.disaggregation, NaN when co-located', () => {
+    // 1 prefill and 3 decode replicas, 8 slots; each seed's GPU capacity is 1000 replica-us
+    const results = [
+      seed({
+        arrivals: 10, latencies: repeat(10, 10), busyMicros: 600, batchArea: 2000, decodeBusyMicros: 450, decodeBatchArea: 1800,
+        transfers: 10, transferSum: 50_000, transferWaitSum: 20_000, components: { gpu: gpuLoad(600, []) },
+      }),
+      seed({
+        arrivals: 10, latencies: repeat(10, 10), busyMicros: 400, batchArea: 1000, decodeBusyMicros: 150, decodeBatchArea: 600,
+        transfers: 30, transferSum: 110_000, components: { gpu: gpuLoad(400, []) },
+      }),
+    ];
+    const split = { gpus: 4, dollarsPerHour: Number.NaN, gpuSlots: 8, prefillReplicas: 1, decodeReplicas: 3 };
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT, split);
+    // the whole GPU's, as before: every replica's busy time over every replica's capacity
+    expect([s.gpu_utilization, s.batch_occupancy]).toEqual([1000 / 2000, 3000 / 1000 / 8]);
+    // the prefill pool: the totals less the decode pool's, over a quarter of the capacity
+    expect(s.prefill_utilization).toBe((1000 - 600) / 500);
+    expect(s.decode_utilization).toBe(600 / 1500);
+    expect(s.prefill_batch_occupancy).toBe((3000 - 2400) / (1000 - 600) / 8);
+    expect(s.decode_batch_occupancy).toBe(2400 / 600 / 8);
+    // link time and wait for KV room, over the transfers, in ms
+    expect(s.transfer_ms).toBe(160_000 / 40 / 1000);
+    expect(s.transfer_wait_ms).toBe(20_000 / 40 / 1000);
+    // nothing transferred, nothing busy: none of it rather than NaN
+    const idle = summarize('c', GOALS, 0.9, [seed({ arrivals: 10, latencies: repeat(10, 10), components: { gpu: gpuLoad(0, []) } })], TIMEOUT, split);
+    expect([idle.prefill_utilization, idle.decode_utilization, idle.prefill_batch_occupancy, idle.decode_batch_occupancy, idle.transfer_ms, idle.transfer_wait_ms]).toEqual([0, 0, 0, 0, 0, 0]);
+    // co-located (0 prefill replicas, or a configuration that does not say): no pools
+    for (const colocated of [summarize('c', GOALS, 0.9, results, TIMEOUT, { ...split, prefillReplicas: 0, decodeReplicas: 0 }), summarize('c', GOALS, 0.9, results, TIMEOUT)]) {
+      expect([colocated.prefill_utilization, colocated.decode_utilization, colocated.prefill_batch_occupancy, colocated.decode_batch_occupancy, colocated.transfer_ms, colocated.transfer_wait_ms])
+        .toEqual([Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN]);
+    }
+  });
+
+  it("takes the prefill and decode pools from the problem's gpu.disaggregation", () => {
+    const pools = (sets: string[] = []) => {
+      const c = configurationCost(loadProblem('problems/hot-prefix.yaml', sets));
+      return [c.prefillReplicas, c.decodeReplicas];
+    };
+    expect(pools()).toEqual([0, 0]);
+    expect(pools(['gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=131072'])).toEqual([2, 4]);
+    // prefill 0 is co-located, as without the block
+    expect(pools(['gpu.disaggregation.prefill=0', 'gpu.disaggregation.bytesPerToken=131072'])).toEqual([0, 0]);
+    const mmc = configurationCost(loadProblem('problems/mmc.yaml'));
+    expect([mmc.prefillReplicas, mmc.decodeReplicas]).toEqual([0, 0]);
   });
 
   it('pools TTFT and TPOT, and holds them to their goals when set', () => {

@@ -3,7 +3,7 @@
  */
 import { dollarsPerHour, gpuCount, type Goals, type Problem } from './problem.js';
 import { COMPONENT_NAMES, QUEUED_COMPONENTS, type ComponentName, type InstanceResult } from './result.js';
-import type { CaseSummary, ComponentColumn } from './summary.js';
+import type { CaseSummary, ComponentColumn, PoolColumn } from './summary.js';
 import { HISTOGRAM_BUCKETS, bucketMid, bucketOf, quantile } from './histogram.js';
 import { clopperPearson, ratioInterval } from './stats.js';
 import { intervalAlpha, sideOf, verdictOf, type Side } from './verdict.js';
@@ -62,6 +62,13 @@ const U32_MAX = 0xffffffff;
  *   preemptions and the tokens their resumptions recomputed over the calls done (0 without
  *   calls); NaN unless the configuration takes KV incrementally (gpu.kv incremental), as
  *   `kv_hit_rate_offload` is NaN without an offload tier.
+ * - Under gpu.disaggregation, each pool's `_utilization` and `_batch_occupancy` are
+ *   gpu_utilization's and batch_occupancy's over its own replicas: the prefill pool's busy time
+ *   and batch area are the totals less the decode pool's, its capacity the GPU's pooled
+ *   capacity x prefill / replicas (the decode pool's alike); `transfer_ms` and
+ *   `transfer_wait_ms` pool the transfers' link time and their wait in the decode replica's
+ *   queue (for a slot and KV room) over the transfers (0 without transfers). All six are NaN
+ *   when co-located, as `kv_hit_rate_offload` is without a tier.
  * - A seed whose instance was overloaded (reached one of the engines' capacities) does not
  *   pass, and a case with any such seed fails: `overload_reason` says where and in how many
  *   seeds. Its unserved requests are failures already (`overloaded`), so success and p99 stay
@@ -104,6 +111,11 @@ export class CaseSeeds {
   private offloadTokens = 0;
   private preemptions = 0;
   private recomputedTokens = 0;
+  private transfers = 0;
+  private transferWaitSum = 0;
+  private transferSum = 0;
+  private decodeBusy = 0;
+  private decodeBatchArea = 0;
   private callsDone = 0;
   private busy = 0;
   private batchArea = 0;
@@ -162,6 +174,11 @@ export class CaseSeeds {
     this.offloadTokens += r.offloadTokens;
     this.preemptions += r.preemptions;
     this.recomputedTokens += r.recomputedTokens;
+    this.transfers += r.transfers;
+    this.transferWaitSum += r.transferWaitSum;
+    this.transferSum += r.transferSum;
+    this.decodeBusy += r.decodeBusyMicros;
+    this.decodeBatchArea += r.decodeBatchArea;
     this.callsDone += r.callsDone;
     this.busy += r.busyMicros;
     this.batchArea += r.batchArea;
@@ -341,6 +358,7 @@ export class CaseSeeds {
       // only where sequences can be preempted: under reserve there is nothing to count
       preemptions_per_call: configuration.kvIncremental === true ? ratio(this.preemptions, this.callsDone) : Number.NaN,
       recomputed_tokens_per_call: configuration.kvIncremental === true ? ratio(this.recomputedTokens, this.callsDone) : Number.NaN,
+      ...this.poolColumns(configuration),
       rejected,
       timed_out: timedOut,
       died,
@@ -355,6 +373,34 @@ export class CaseSeeds {
       ...this.componentColumns(),
       overloaded_seeds: overloadedSeeds,
       overload_reason: overloadReason(overloads, seeds),
+    };
+  }
+
+  /**
+   * Each pool's load under gpu.disaggregation, as gpu_utilization and batch_occupancy are the
+   * whole GPU's: the GPU's pooled capacity (replicas x window) split by the pools' replicas;
+   * the transfers' link time and queue wait over the transfers. NaN when co-located.
+   */
+  private poolColumns(configuration: ConfigurationCost): Pick<CaseSummary, PoolColumn> {
+    const prefill = configuration.prefillReplicas ?? 0;
+    const decode = configuration.decodeReplicas ?? 0;
+    if (!(prefill > 0 && decode > 0)) {
+      return {
+        prefill_utilization: Number.NaN, decode_utilization: Number.NaN,
+        prefill_batch_occupancy: Number.NaN, decode_batch_occupancy: Number.NaN,
+        transfer_ms: Number.NaN, transfer_wait_ms: Number.NaN,
+      };
+    }
+    const capacity = this.loads.get('gpu')?.capacity ?? 0;
+    const prefillBusy = this.busy - this.decodeBusy;
+    const slots = configuration.gpuSlots;
+    return {
+      prefill_utilization: ratio(prefillBusy, (capacity * prefill) / (prefill + decode)),
+      decode_utilization: ratio(this.decodeBusy, (capacity * decode) / (prefill + decode)),
+      prefill_batch_occupancy: ratio(this.batchArea - this.decodeBatchArea, prefillBusy) / slots,
+      decode_batch_occupancy: ratio(this.decodeBatchArea, this.decodeBusy) / slots,
+      transfer_ms: ratio(this.transferSum, this.transfers) / 1000,
+      transfer_wait_ms: ratio(this.transferWaitSum, this.transfers) / 1000,
     };
   }
 
@@ -394,8 +440,10 @@ function grown(counts: Float64Array, length: number): Float64Array {
 
 /**
  * What the configuration's GPUs are, cost an hour, how many sequences a replica batches (NaN
- * where unknown), whether its replicas have a KV offload tier (absent: none), and whether they
- * take KV incrementally and may preempt (gpu.kv incremental; absent: reserve).
+ * where unknown), whether its replicas have a KV offload tier (absent: none), whether they
+ * take KV incrementally and may preempt (gpu.kv incremental; absent: reserve), and under
+ * gpu.disaggregation how many replicas only prefill and how many only decode (absent or 0:
+ * co-located, each replica does both).
  */
 export interface ConfigurationCost {
   readonly gpus: number;
@@ -403,18 +451,23 @@ export interface ConfigurationCost {
   readonly gpuSlots: number;
   readonly offload?: boolean;
   readonly kvIncremental?: boolean;
+  readonly prefillReplicas?: number;
+  readonly decodeReplicas?: number;
 }
 
 const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN, gpuSlots: Number.NaN };
 
-/** A problem's GPUs, their price and batch size, whether they have an offload tier and take KV incrementally, for its rows. */
+/** A problem's GPUs, their price and batch size, whether they have an offload tier and take KV incrementally, and its pools, for its rows. */
 export function configurationCost(problem: Problem): ConfigurationCost {
+  const prefill = problem.gpu?.disaggregation?.prefill ?? 0;
   return {
     gpus: gpuCount(problem) ?? Number.NaN,
     dollarsPerHour: dollarsPerHour(problem) ?? Number.NaN,
     gpuSlots: problem.gpu?.slots ?? Number.NaN,
     offload: problem.gpu?.offload !== undefined,
     kvIncremental: problem.gpu?.kv === 'incremental',
+    prefillReplicas: prefill,
+    decodeReplicas: prefill > 0 ? (problem.gpu?.replicas ?? prefill) - prefill : 0,
   };
 }
 

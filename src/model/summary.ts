@@ -73,6 +73,12 @@ const HEAD = {
   kv_in_use_peak: number("the largest share of its KV capacity one replica had in use in the measured window, per seed, averaged over seeds: how near its memory came to full (a queued call waits while its uncached prompt and output do not fit what is left; under gpu.kv incremental, its uncached prompt and first token)"),
   preemptions_per_call: number("preemptions per finished model call, pooled over seeds: Σ the counted calls' preemptions / Σ calls done (gpu.kv incremental: when a step's new tokens find no KV left, the replica's most recently admitted running sequence is preempted, its KV freed and its call queued again; docs/model.md section 3); NaN under gpu.kv reserve, which never preempts"),
   recomputed_tokens_per_call: number("tokens computed again per finished model call, pooled over seeds: Σ the tokens the counted calls' resumptions after a preemption recomputed (their prompt past what the cache still held and the tokens they had generated, less the prompt not yet reached when preempted) / Σ calls done; NaN under gpu.kv reserve"),
+  prefill_utilization: number("gpu.disaggregation: the prefill pool's share of time iterating, pooled over seeds: Σ (busy time of every GPU replica - the decode pool's) / Σ (prefill replicas x measured window), gpu_utilization's definition over the prefill replicas; NaN when prefill and decode share replicas"),
+  decode_utilization: number("gpu.disaggregation: the decode pool's share of time iterating: Σ the decode replicas' busy time / Σ (decode replicas x measured window); NaN when co-located"),
+  prefill_batch_occupancy: number("gpu.disaggregation: batch_occupancy of the prefill pool: its mean running sequences while it iterates (Σ its batch area / Σ its busy time) / gpu.slots; NaN when co-located"),
+  decode_batch_occupancy: number("gpu.disaggregation: batch_occupancy of the decode pool: (Σ its batch area / Σ its busy time) / gpu.slots; NaN when co-located"),
+  transfer_ms: number("gpu.disaggregation: mean time on the link of a counted call's KV transfer from its prefill replica to its decode replica (its latency, then the tokens the decode replica's cache does not hold x bytesPerToken / bandwidth), pooled over seeds: Σ link time / Σ transfers (0 with none); NaN when co-located"),
+  transfer_wait_ms: number("gpu.disaggregation: mean wait of a counted call in its decode replica's queue once its prompt is done, from joining it until admitted (a free slot and room for its KV), when its transfer starts, pooled over seeds: Σ waits / Σ transfers (0 with none); the prefill pool's queue is gpu_wait_*; NaN when co-located"),
   rejected: count('arrivals refused at once, at any component'),
   timed_out: count('arrivals not done by their deadline'),
   died: count('arrivals whose replica died under them with no retry left'),
@@ -109,6 +115,9 @@ const TAIL = {
 export type ComponentColumn =
   | `${ComponentName}_${keyof typeof PER_COMPONENT}`
   | `${QueuedComponent}_${keyof typeof PER_QUEUE}`;
+
+/** The columns of each pool under gpu.disaggregation (NaN when co-located). */
+export type PoolColumn = 'prefill_utilization' | 'decode_utilization' | 'prefill_batch_occupancy' | 'decode_batch_occupancy' | 'transfer_ms' | 'transfer_wait_ms';
 
 type ValueOf<C extends Column> = C['kind'] extends 'text' ? string : C['kind'] extends 'boolean' ? boolean : number;
 

@@ -26,11 +26,20 @@ import { REPORT_CSS, REPORT_SCRIPT } from './html-template.js';
  * table lacks are skipped, so this never limits what is offered. The GPU's saturation is its
  * batches' occupancy and its KV in use before its utilisation, near 1 whenever any sequence runs;
  * under gpu.kv incremental, what a full KV costs follows it: preemptions and the tokens recomputed.
+ * Under gpu.disaggregation each pool's utilisation and batch occupancy follow the GPU's, then
+ * the KV transfers' time on the link and their wait for the decode replica's KV.
  */
 const PREFERRED_METRICS = [
   'pass_probability', 'success', 'p99_ms', 'ttft_p99_ms', 'tpot_p99_ms', 'goodput_per_s', 'kv_hit_rate', 'kv_hit_rate_offload', 'batch_occupancy',
   'kv_in_use', 'preemptions_per_call', 'recomputed_tokens_per_call', 'gpu_utilization',
+  'prefill_utilization', 'decode_utilization', 'prefill_batch_occupancy', 'decode_batch_occupancy', 'transfer_ms', 'transfer_wait_ms',
 ];
+
+/** Labels that their column's name alone would leave unclear; the rest are the name, spaced. */
+const COLUMN_LABELS: ReadonlyMap<string, string> = new Map([
+  ['transfer_ms', 'KV transfer time'],
+  ['transfer_wait_ms', 'KV transfer wait'],
+]);
 
 /**
  * The goals keyed by the column each bounds (`success`, `p99_ms`, `ttft_p99_ms`, ...), in its
@@ -329,9 +338,9 @@ function withoutEmptyColumns(columns: readonly string[], rows: readonly ReportRo
   };
 }
 
-/** A column's name for people: `kv_hit_rate` is "kv hit rate", `p99_ms` "p99". */
+/** A column's name for people: `kv_hit_rate` is "kv hit rate", `p99_ms` "p99", `transfer_ms` "KV transfer time". */
 function columnLabel(name: string): string {
-  return name.replace(/_ms$/, '').replace(/_/g, ' ');
+  return COLUMN_LABELS.get(name) ?? name.replace(/_ms$/, '').replace(/_/g, ' ');
 }
 
 /** `x_lo`, `x_hi`, `x_lo_ms`, `x_hi_ms`: the band drawn around column x (or x_ms), not a metric of its own. */

@@ -77,6 +77,17 @@ const GPU_COLUMNS: readonly TableColumn[] = [
  */
 const PREEMPT_COLUMN: TableColumn = { title: 'preempt/call', align: 'right', cell: (r) => perCall(r.preemptions_per_call) };
 
+/**
+ * Only in tables with a row whose GPU replicas are split into a prefill and a decode pool
+ * (gpu.disaggregation): a KV transfer's mean time on the link, and in parentheses its mean wait
+ * in the decode replica's queue (for a slot and KV room) before it; "–" for a co-located row, which has none.
+ */
+const TRANSFER_COLUMN: TableColumn = {
+  title: 'xfer ms (wait)',
+  align: 'right',
+  cell: (r) => (Number.isNaN(r.transfer_ms) ? DASH : `${fixed(r.transfer_ms, 2)} (${fixed(r.transfer_wait_ms, 2)})`),
+};
+
 /** "0.31", "0.0042": two decimals, or two significant digits under 0.1 so that a rare preemption shows. */
 function perCall(v: number): string {
   if (!Number.isFinite(v) || v === 0 || v >= 0.1) return fixed(v, v === 0 ? 0 : 2);
@@ -152,10 +163,12 @@ export function formatTable(
   const gpu = rows.some((r) => Number.isFinite(r.batch_occupancy)) ? GPU_COLUMNS : [];
   // after KV in use (the first GPU column), where some call was preempted
   const preempt = gpu.length > 0 && rows.some((r) => r.preemptions_per_call > 0) ? [PREEMPT_COLUMN] : [];
+  // after the preemptions, where some row is disaggregated
+  const transfer = gpu.length > 0 && rows.some((r) => Number.isFinite(r.transfer_ms)) ? [TRANSFER_COLUMN] : [];
   const overloads = rows.some((r) => r.overloaded_seeds > 0) ? OVERLOAD_COLUMNS : [];
   const warmups = rows.some((r) => r.steady === false || !Object.is(r.warmup_s, rows[0]!.warmup_s)) ? [WARMUP_COLUMN] : [];
   // the seeds after the result, the token columns after p99_all
-  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu.slice(0, 1), ...preempt, ...gpu.slice(1), ...overloads, ...warmups];
+  const columns = [...TABLE_COLUMNS.slice(0, 2), ...(auto ? [SEEDS_COLUMN] : []), ...TABLE_COLUMNS.slice(2, 5), ...tokens, ...TABLE_COLUMNS.slice(5), ...gpu.slice(0, 1), ...preempt, ...transfer, ...gpu.slice(1), ...overloads, ...warmups];
   const cells = rows.map((row) => columns.map((c) => c.cell(row)));
   const widths = columns.map((c, i) =>
     Math.max(width(c.title), ...cells.map((r) => width(r[i]!))),
