@@ -92,12 +92,12 @@ describe('whyFails', () => {
   });
 
   it('names one GPU replica taking far more than its share of calls', () => {
-    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, top_replica_share: 0.874 }), goals, 0.9)).toBe(
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, routed_replicas: 6, top_replica_share: 0.874 }), goals, 0.9)).toBe(
       'peak-hour: success 50.0% < 99%; one gpu replica takes 87% of calls (fair share 17%)',
     );
     // under 1.5 times the fair share, or a single replica, is no imbalance
-    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, top_replica_share: 0.24 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
-    expect(whyFails(row({ success: 0.5, gpu_replicas: 1, top_replica_share: 1 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 6, routed_replicas: 6, top_replica_share: 0.24 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
+    expect(whyFails(row({ success: 0.5, gpu_replicas: 1, routed_replicas: 1, top_replica_share: 1 }), goals, 0.9)).toBe('peak-hour: success 50.0% < 99%');
   });
 
   it('gives margins, positive with room to spare, to the digits the seeds resolve', () => {

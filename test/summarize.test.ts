@@ -70,6 +70,7 @@ function seed(
     successes,
     latency,
     callsPerReplica: Uint32Array.from(calls ?? []),
+    routedReplicas: rest.routedReplicas ?? (calls ?? []).length,
   };
 }
 
@@ -299,6 +300,15 @@ describe('summarize', () => {
     const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
     expect(s.kv_hit_rate).toBe(0.5);
     expect(s.top_replica_share).toBe(150 / 200);
+    expect(s.routed_replicas).toBe(3);
+  });
+
+  it("takes the replica share over the prefill pool under disaggregation, where the router places calls", () => {
+    // 2 prefill replicas, then 2 decode ones: each call counts at both
+    const results = [seed({ calls: [30, 10, 20, 20], routedReplicas: 2 }), seed({ calls: [20, 20, 25, 15], routedReplicas: 2 })];
+    const s = summarize('c', GOALS, 0.9, results, TIMEOUT);
+    expect(s.top_replica_share).toBe((30 + 20) / 80);
+    expect([s.gpu_replicas, s.routed_replicas]).toEqual([4, 2]);
   });
 
   it('pools utilisation, batch, waits and failure counts, per component', () => {

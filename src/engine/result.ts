@@ -114,6 +114,7 @@ export function decodeResult(config: EngineConfig, record: Uint32Array): Instanc
     longestQueueAt: COMPONENT[record[R.LONGEST_QUEUE_AT]!] ?? '',
     components,
     callsPerReplica: record.slice(calls, calls + config.gpuReplicas),
+    routedReplicas: config.params[P.PREFILL_REPLICAS]! > 0 ? config.params[P.PREFILL_REPLICAS]! : config.gpuReplicas,
     events: wide(R.EVENTS),
     warmupMicros: config.warmupMicros,
     intervalMicros: config.intervalMicros,

@@ -160,8 +160,8 @@ const IMBALANCED = 1.5;
 
 /** "one gpu replica takes 87% of calls (fair share 17%)", or '' when calls spread evenly. */
 function imbalance(row: CaseSummary): string {
-  const fair = 1 / row.gpu_replicas;
-  if (!(row.gpu_replicas > 1) || !(row.top_replica_share >= IMBALANCED * fair)) return '';
+  const fair = 1 / row.routed_replicas;
+  if (!(row.routed_replicas > 1) || !(row.top_replica_share >= IMBALANCED * fair)) return '';
   return `one gpu replica takes ${Math.round(row.top_replica_share * 100)}% of calls (fair share ${Math.round(fair * 100)}%)`;
 }
 

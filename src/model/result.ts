@@ -130,6 +130,8 @@ export interface InstanceResult {
   readonly components: Readonly<Partial<Record<ComponentName, ComponentLoad>>>;
   /** Counted model calls sent to each GPU replica (retries included). */
   readonly callsPerReplica: Uint32Array;
+  /** The first callsPerReplica entries the router places calls on: the prefill pool (gpu.disaggregation), else all. */
+  readonly routedReplicas: number;
   /** Events the engine processed: work done, for benchmarks. */
   readonly events: number;
   /** Warm-up before the measured window, microseconds. */

@@ -135,6 +135,7 @@ export class CaseSeeds {
   private topCalls = 0;
   private totalCalls = 0;
   private gpuReplicas = 0;
+  private routedReplicas = 0;
   private hasCalls = false;
   private readonly seedP99s: number[] = [];
   private seedsPassing = 0;
@@ -198,14 +199,18 @@ export class CaseSeeds {
     const seedTpot = this.tpot.add(r.tpot, r.tpotSum, r.tpotCalls);
     if (this.pooled.length < r.latency.length) this.pooled = grown(this.pooled, r.latency.length);
     for (let i = 0; i < r.latency.length; i++) this.pooled[i]! += r.latency[i]!;
+    // the router's placement: under gpu.disaggregation, of the prefill pool (the decode pool's
+    // router places the same calls again)
     let top = 0;
-    for (const c of r.callsPerReplica) {
+    for (let k = 0; k < r.routedReplicas; k++) {
+      const c = r.callsPerReplica[k]!;
       this.totalCalls += c;
       top = Math.max(top, c);
     }
     this.topCalls += top;
     if (this.seeds === 1) {
       this.gpuReplicas = r.callsPerReplica.length;
+      this.routedReplicas = r.routedReplicas;
       this.warmupMicros = r.warmupMicros;
       this.intervalMicros = r.intervalMicros;
       this.judgedIntervals = r.judgedIntervals;
@@ -368,6 +373,7 @@ export class CaseSeeds {
       longest_queue_at: longestQueueAt,
       gpus: configuration.gpus,
       gpu_replicas: gpuReplicas > 0 ? gpuReplicas : Number.NaN,
+      routed_replicas: this.routedReplicas > 0 ? this.routedReplicas : Number.NaN,
       dollars_per_hour: configuration.dollarsPerHour,
       ...this.steadyColumns(),
       ...this.componentColumns(),
