@@ -56,7 +56,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, kv: 'incremental', pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, kv: 'incremental', pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 }, disaggregation: { prefill: 1, policy: 'cache-aware', latency: '2ms', bandwidth: '50GB/s', bytesPerToken: 131072 } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
   },
@@ -301,7 +301,8 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
     expect([word(P.ROUTER_SLOTS), word(P.ROUTER_OVERHEAD), word(P.RETRIES)]).toEqual([router.slots, router.overhead, router.retries]);
     expect(word(P.BOUNDED_LOAD_MILLI) / 1000).toBe(router.boundedLoad);
     expect(word(P.ALPHA_MILLI) / 1000).toBe(router.alpha);
-    expect(word(P.RING_LEN)).toBe(gpu.replicas * router.virtualNodes);
+    // the router's ring: the prefill pool's under disaggregation
+    expect(word(P.RING_LEN)).toBe((gpu.disaggregation?.prefill ?? gpu.replicas) * router.virtualNodes);
     expect([word(P.GPU_REPLICAS), word(P.GPU_SLOTS), word(P.KV_TOKENS)]).toEqual([gpu.replicas, gpu.slots, gpu.kvTokens]);
     expect(word(P.KV_INCREMENTAL)).toBe(gpu.kv === 'incremental' ? 1 : 0);
     expect([word(P.ITER_BASE), word(P.ITER_PER_SEQ), word(P.CHUNK)]).toEqual([gpu.profile.base, gpu.profile.perSeq, gpu.profile.chunk]);
@@ -312,6 +313,14 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
       // a token's load to the nanosecond
       const loadNs = word(P.OFFLOAD_TOKEN_US) * 1000 + word(P.OFFLOAD_TOKEN_NS);
       expect(Math.abs(loadNs - (gpu.offload.bytesPerToken / gpu.offload.bandwidth) * 1e9)).toBeLessThanOrEqual(0.5);
+    }
+    const split = gpu.disaggregation;
+    expect(word(P.PREFILL_REPLICAS)).toBe(split?.prefill ?? 0);
+    if (split !== undefined) {
+      expect(word(P.LINK_LATENCY)).toBe(split.latency);
+      // a token's transfer to the nanosecond
+      const tokenNs = word(P.LINK_TOKEN_US) * 1000 + word(P.LINK_TOKEN_NS);
+      expect(Math.abs(tokenNs - (split.bytesPerToken / split.bandwidth) * 1e9)).toBeLessThanOrEqual(0.5);
     }
   }
   if (orchestrator && tools) {

@@ -104,7 +104,7 @@ describe('shipped sweep files', () => {
 
   it('cover both seeds and every extra problem', () => {
     expect(files.sort()).toEqual(
-      ['coding-agents-replicas', 'conversation-trace-offload', 'conversation-trace', 'hot-prefix-slots', 'hung-replica', 'long-answers-kv', 'mmc', 'multi-tenant-prefixes', 'small-kv-cache'].map(
+      ['coding-agents-replicas', 'conversation-trace-offload', 'conversation-trace', 'hot-prefix-slots', 'hung-replica', 'long-answers-kv', 'long-prompts-pools', 'mmc', 'multi-tenant-prefixes', 'small-kv-cache'].map(
         (f) => `${f}.yaml`,
       ),
     );
