@@ -193,13 +193,16 @@ describe('KV in use', () => {
     expect(grown!.record[R.PREEMPTIONS]).toBeGreaterThan(0);
   });
 
+  /** The as-given row of `name` with `sets`, over 4 seeds of the reference engine. */
+  const summaryOf = (name: string, sets: string[]) => {
+    const { problem, config } = configFor(name, sets);
+    const records = runReference(config, 7, 0, 4);
+    const results = Array.from({ length: 4 }, (_, i) => decodeResult(config, records.subarray(i * config.resultWords, (i + 1) * config.resultWords)));
+    return summarize('as-given', problem.goals, problem.confidence, results, config.params[P.TIMEOUT]!, configurationCost(problem));
+  };
+
   it('names a GPU whose memory binds before its slots by its KV, and one whose slots bind by its batches', () => {
-    const row = (sets: string[]) => {
-      const { problem, config } = configFor('small-kv-cache', ['traffic.duration=10s', 'traffic.warmup=5s', ...sets]);
-      const records = runReference(config, 7, 0, 4);
-      const results = Array.from({ length: 4 }, (_, i) => decodeResult(config, records.subarray(i * config.resultWords, (i + 1) * config.resultWords)));
-      return summarize('as-given', problem.goals, problem.confidence, results, config.params[P.TIMEOUT]!, configurationCost(problem));
-    };
+    const row = (sets: string[]) => summaryOf('small-kv-cache', ['traffic.duration=10s', 'traffic.warmup=5s', ...sets]);
     // six 16,000-token prefixes over replicas of 80,000 tokens and 4 slots: the slots fill first
     const slots = row([]);
     expect(slots.kv_in_use).toBeLessThan(slots.batch_occupancy);
@@ -211,5 +214,12 @@ describe('KV in use', () => {
     expect(memory.kv_in_use_peak).toBeGreaterThan(memory.kv_in_use);
     expect(memory.kv_in_use_peak).toBeLessThanOrEqual(1);
     expect(busiestComponent(memory)?.measure).toBe('kv');
+  });
+
+  it("judges a GPU split into prefill and decode pools by its fuller pool's batches, not their average", () => {
+    const split = summaryOf('long-prompts', ['gpu.disaggregation.prefill=3', 'traffic.duration=10s', 'traffic.warmup=10s']);
+    expect(split.decode_batch_occupancy).toBeGreaterThan(split.batch_occupancy);
+    expect(split.decode_batch_occupancy).toBeGreaterThan(split.prefill_batch_occupancy);
+    expect(busiestComponent(split)).toEqual({ component: 'gpu', load: split.decode_batch_occupancy, measure: 'batch' });
   });
 });

@@ -177,9 +177,14 @@ export function busiestComponent(row: CaseSummary): { readonly component: Compon
   return best;
 }
 
-/** The GPU's load: the fuller of its batches and its KV (the batches on a tie), else its utilisation. */
+/**
+ * The GPU's load: the fuller of its batches and its KV (the batches on a tie), else its
+ * utilisation. Under gpu.disaggregation the batches are the fuller pool's: an average over both
+ * would hide a full decode pool behind a prefill pool's few sequences at a time.
+ */
 function gpuLoad(row: CaseSummary): { readonly load: number; readonly measure: LoadMeasure } {
-  const batch = row.batch_occupancy;
+  const pools = Math.max(row.prefill_batch_occupancy, row.decode_batch_occupancy);
+  const batch = Number.isFinite(pools) ? pools : row.batch_occupancy;
   const kv = row.kv_in_use;
   if (Number.isFinite(kv) && !(batch >= kv)) return { load: kv, measure: 'kv' };
   if (Number.isFinite(batch)) return { load: batch, measure: 'batch' };
