@@ -14,6 +14,8 @@ const margin09 = hintMargin(0.9);
 function row(fields: Partial<CaseSummary>): CaseSummary {
   const base: Record<string, unknown> = {};
   for (const col of SUMMARY_COLUMNS) base[col] = 0;
+  // a co-located pool's: no prefill and decode pools
+  for (const col of ['prefill_utilization', 'decode_utilization', 'prefill_batch_occupancy', 'decode_batch_occupancy', 'transfer_ms', 'transfer_wait_ms']) base[col] = Number.NaN;
   const text = { verdict: 'PASS' as const, undecided: '', missed: '', overload_reason: '', longest_queue_at: '' };
   return { ...(base as unknown as CaseSummary), ...text, case: 'peak-hour', success: 1, p99_ms: 1000, pass_probability: 1, passes: true, ...fields };
 }

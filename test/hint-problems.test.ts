@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HintResult } from '../src/hint/api.js';
-import { runHints } from '../src/hint/search.js';
+import { runHints, UNORDERED_PATHS } from '../src/hint/search.js';
 import { loadProblem } from '../src/problem/parse.js';
 import { closeEngines, runProblem } from '../src/run/run.js';
 import { AUTO_FIRST_SEEDS } from '../src/model/verdict.js';
@@ -102,5 +102,30 @@ describe('hints on the seed problems', () => {
     expect(result.monotonicityViolations).toEqual([]);
     expect(result.evaluated).toBeLessThan(result.gridSize);
     expect(await passesOnItsOwn('coding-agents', cases, cheapest.values)).toBe(true);
+  });
+});
+
+describe('a hint across co-located and disaggregated designs (gpu.disaggregation)', () => {
+  it('searches the prefill replicas value by value, more of them not being better: 3 of 8 on long prompts', async () => {
+    const result = await runHints({
+      problem: 'long-prompts',
+      vary: { 'gpu.replicas': [7, 8], 'gpu.disaggregation.prefill': [0, 2, 3, 4] },
+      cases: ['as-given', 'peak-hour'],
+      ...SEEDS,
+    });
+    const found = result.hints.map((h) => h.found.values);
+    expect(found[0]).toEqual({ 'gpu.replicas': 8, 'gpu.disaggregation.prefill': 3 });
+    // searched as ordered, prefill 4's failure would have ruled out 3 below it
+    expect(result.hints[0]!.found.verdict).toBe('PASS');
+    expect(result.failing.map((f) => f.values)).toContainEqual({ 'gpu.replicas': 8, 'gpu.disaggregation.prefill': 4 });
+    expect(result.monotonicityViolations).toEqual([]);
+  });
+
+  it('names only numeric paths of the problem schema as searched value by value', () => {
+    for (const path of UNORDERED_PATHS) {
+      const problem = loadProblem(problemFile('long-prompts'), [`${path}=1`]);
+      expect(problem.gpu!.disaggregation!.prefill, path).toBe(1);
+    }
+    expect([...UNORDERED_PATHS]).toEqual(['gpu.disaggregation.prefill']);
   });
 });

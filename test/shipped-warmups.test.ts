@@ -38,6 +38,8 @@ const DESIGNS: Readonly<Record<string, readonly (readonly string[])[]>> = {
   'hung-replica': [[]],
   // as given, reservation's and incremental's peak hour both overloaded: the replicas that pass it
   'long-answers': [['gpu.replicas=8'], ['gpu.replicas=8', 'gpu.kv=reserve']],
+  // co-located and split 3 + 5
+  'long-prompts': [[], ['gpu.disaggregation.prefill=3']],
   'conversation-trace': [[]],
 };
 

@@ -14,13 +14,14 @@ import { closeEngines } from '../src/run/run.js';
 
 const BIN = 'dist/src/cli/main.js';
 const POINTS = 24;
-// 9 s on two cores, in slices of 64 instances (one point each): the first points finish with
-// most of the sweep still to run, so the signal lands before the end even on a loaded machine
-// (at 8 seeds a slice spanned 8 points, the sweep took 3 s and its first progress line could
-// come near the end)
+// in slices of 64 instances (one point each): the first points finish with most of the sweep
+// still to run, so the signal lands before the end even on a loaded machine (at 8 seeds a slice
+// spanned 8 points, the sweep took 3 s and its first progress line could come near the end; at
+// 1500 s a point, once 9 s on two cores, the engine's later speed made it 2 s and the signal
+// once came after the last point, under npm test's load: 3900 s, 2.6 times the work)
 const SWEEP = {
   problem: 'mmc',
-  grid: { 'server.slots': Array.from({ length: POINTS }, (_, i) => 4 + i), 'traffic.duration': ['1500s'] },
+  grid: { 'server.slots': Array.from({ length: POINTS }, (_, i) => 4 + i), 'traffic.duration': ['3900s'] },
   seeds: 64,
   engine: 'cpu',
 };
