@@ -384,6 +384,11 @@ fn decodeOnly(r: u32) -> bool {
   return DISAGGREGATED && r >= param(P_PREFILL_REPLICAS);
 }
 
+/** Where GPU replica r's pool's words are (layout.ts P): P's own, or the decode replicas' DECODE_SHIFT words on. */
+fn poolOf(r: u32) -> u32 {
+  return select(0u, param(P_DECODE_SHIFT), decodeOnly(r));
+}
+
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
 fn replicaAt(r: u32) -> u32 {
   return sb + param(P_OFF_REPLICAS) + r * param(P_REPLICA_STRIDE);
@@ -615,11 +620,11 @@ fn runningAt(r: u32, i: u32) -> u32 {
 }
 
 fn entryAt(r: u32, e: u32) -> u32 {
-  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + e * ENTRY_WORDS;
+  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_RUN_CAP) + e * ENTRY_WORDS;
 }
 
 fn offloadAt(r: u32, t: u32) -> u32 {
-  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_GPU_SLOTS) + param(P_CACHE_CAP) * ENTRY_WORDS + t * OFFLOAD_WORDS;
+  return replicaAt(r) + REPLICA_HEADER_WORDS + param(P_RUN_CAP) + param(P_CACHE_CAP) * ENTRY_WORDS + t * OFFLOAD_WORDS;
 }
 
 /** The entries of replica r that may be in use: those below its high-water mark. */
@@ -823,7 +828,8 @@ fn offloadStore(r: u32, e: u32) {
 /** Evicts least-recently-used unpinned entries until `need` tokens are free; each moves to the offload tier, if any. */
 fn cacheMakeRoom(r: u32, need: u32) -> bool {
   let rb = replicaAt(r);
-  while (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)] < need) {
+  let kv = param(poolOf(r) + P_KV_TOKENS);
+  while (kv - st[ix(rb + RP_KV_USED)] < need) {
     let victim = cacheVictim(r);
     if (victim == NONE) { return false; }
     if (OFFLOAD) { offloadStore(r, victim); }
@@ -871,7 +877,7 @@ fn kvNote(r: u32) {
   let t = measured(st[ix(rb + RP_KV_SINCE)], now);
   st[ix(rb + RP_KV_SINCE)] = now;
   if (t == 0u) { return; }
-  let units = st[ix(rb + RP_KV_HELD)] / param(P_KV_UNIT);
+  let units = st[ix(rb + RP_KV_HELD)] / param(poolOf(r) + P_KV_UNIT);
   mulAdd64(R_KV_AREA, t, units);
   if (units > st[ix(result(R_KV_PEAK))]) { st[ix(result(R_KV_PEAK))] = units; }
 }
@@ -1124,10 +1130,11 @@ fn replicaUnload(r: u32, j: u32) {
 }
 
 /** A step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
-fn iterationTime(decoding: u32, prefill: u32, load: u32) -> u32 {
+fn iterationTime(r: u32, decoding: u32, prefill: u32, load: u32) -> u32 {
+  let at = poolOf(r);
   // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
-  let ns = prefill * param(P_PREFILL_NS_PER_TOKEN) + param(P_ITER_BASE_NS) + param(P_ITER_PER_SEQ_NS) * decoding;
-  var t = param(P_ITER_BASE) + param(P_ITER_PER_SEQ) * decoding + (ns + 999u) / 1000u;
+  let ns = prefill * param(at + P_PREFILL_NS_PER_TOKEN) + param(at + P_ITER_BASE_NS) + param(at + P_ITER_PER_SEQ_NS) * decoding;
+  var t = param(at + P_ITER_BASE) + param(at + P_ITER_PER_SEQ) * decoding + (ns + 999u) / 1000u;
   if (st[ix(sb + G_SLOW)] != 0u && SLOW_TARGET == TARGET_GPU) { t = scaleMilli(t, param(P_SLOW_FACTOR_MILLI)); }
   return t + load;
 }
@@ -1149,7 +1156,7 @@ fn prefillDone(r: u32, j: u32) {
   // a call whose KV arrived from its prefill replica emitted its token there
   if (!DISAGGREGATED || st[ix(jb + J_PHASE)] != PHASE_TRANSFER) {
     // a preempted call's recomputed prompt emits its next token: its first came before
-    if (st[ix(jb + J_OUT_LEFT)] == st[ix(jb + J_OUTPUT)]) { st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(P_OUTPUT_TOKEN_US); }
+    if (st[ix(jb + J_OUT_LEFT)] == st[ix(jb + J_OUTPUT)]) { st[ix(jb + J_FIRST_AT)] = st[ix(sb + G_NOW)] + param(poolOf(r) + P_OUTPUT_TOKEN_US); }
     st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - 1u;
   }
   st[ix(jb + J_PHASE)] = PHASE_DECODE;
@@ -1248,7 +1255,8 @@ fn callDone(r: u32, j: u32) {
     cacheStoreSession(r, j);
     st[ix(jb + J_CONTEXT)] = st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
   }
-  let at = laterTokens(0u, 0u, st[ix(jb + J_OUTPUT)], param(P_OUTPUT_TOKEN_US), param(P_OUTPUT_TOKEN_NS));
+  let pool = poolOf(r);
+  let at = laterTokens(0u, 0u, st[ix(jb + J_OUTPUT)], param(pool + P_OUTPUT_TOKEN_US), param(pool + P_OUTPUT_TOKEN_NS));
   if (at == st[ix(sb + G_NOW)]) {
     callEnd(j);
     return;
@@ -1279,12 +1287,14 @@ fn replicaBoundary(r: u32) {
   let mode = st[ix(rb + RP_MODE)];
   let busy = mode == MODE_SINGLE || mode == MODE_RUN;
   if (busy) { replicaBusy(r); }
-  // the steps done since the last boundary: none after a start or an idle wait
+  // the steps done since the last boundary: none after a start or an idle wait, where only a
+  // decode replica's arriving KV can have changed anything
   var n = select(0u, 1u, busy);
   if (mode == MODE_RUN) { n = (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)]; }
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   var grown = 0u;
-  for (var i = 0u; i < st[ix(rb + RP_N_RUN)]; i++) {
+  let walked = select(0u, st[ix(rb + RP_N_RUN)], busy || decodeOnly(r));
+  for (var i = 0u; i < walked; i++) {
     let jb = jobAt(st[ix(runningAt(r, i))]);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
       st[ix(jb + J_OUT_LEFT)] = st[ix(jb + J_OUT_LEFT)] - n;
@@ -1374,11 +1384,12 @@ fn callPreempt(r: u32, j: u32) {
 fn replicaAdmit(r: u32, keep: u32) {
   let rb = replicaAt(r);
   let q = rb + RP_Q_HEAD;
-  while (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] > 0u) {
+  let pool = poolOf(r);
+  while (st[ix(rb + RP_N_RUN)] < param(pool + P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] > 0u) {
     let j = st[ix(q)];
     let jb = jobAt(j);
     let prompt = st[ix(jb + J_PROMPT)];
-    if (prompt + st[ix(jb + J_OUTPUT)] > param(P_KV_TOKENS)) {
+    if (prompt + st[ix(jb + J_OUTPUT)] > param(pool + P_KV_TOKENS)) {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
@@ -1481,7 +1492,8 @@ fn replicaPlan(r: u32) {
     st[ix(rb + RP_GEN)] = st[ix(rb + RP_GEN)] + 1u;
     return;
   }
-  var budget = param(P_CHUNK);
+  let pool = poolOf(r);
+  var budget = param(pool + P_CHUNK);
   var decoding = 0u;
   var shortest = NONE;
   var load = 0u;
@@ -1502,7 +1514,7 @@ fn replicaPlan(r: u32) {
       if (alloc > 0u) { load += st[ix(jb + J_LOAD)]; }
     }
   }
-  let prefill = param(P_CHUNK) - budget;
+  let prefill = param(pool + P_CHUNK) - budget;
   let single = decoding + arriving < running;
   if (DISAGGREGATED && !single && decoding == 0u) {
     // only KV arriving: idle until the first has, or until a call comes
@@ -1511,11 +1523,11 @@ fn replicaPlan(r: u32) {
     return;
   }
   st[ix(rb + RP_MODE)] = select(MODE_RUN, MODE_SINGLE, single);
-  st[ix(rb + RP_DUR)] = iterationTime(decoding, select(0u, prefill, single), select(0u, load, single));
+  st[ix(rb + RP_DUR)] = iterationTime(r, decoding, select(0u, prefill, single), select(0u, load, single));
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   var runs = shortest;
-  if (KV_INCREMENTAL && !single) { runs = min(runs, (param(P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  if (KV_INCREMENTAL && !single) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (DISAGGREGATED && !single && arriving > 0u) { runs = min(runs, (ready - now + st[ix(rb + RP_DUR)] - 1u) / st[ix(rb + RP_DUR)]); }
   replicaSchedule(r, later(select(runs, 1u, single), st[ix(rb + RP_DUR)]));
@@ -1562,7 +1574,7 @@ fn replicaEnqueue(r: u32, j: u32) {
     st[ix(calls)] = st[ix(calls)] + 1u;
   }
   queuePush(rb + RP_Q_HEAD, j, TARGET_GPU);
-  if (st[ix(rb + RP_N_RUN)] < param(P_GPU_SLOTS)) { replicaTouch(r); }
+  if (st[ix(rb + RP_N_RUN)] < param(poolOf(r) + P_GPU_SLOTS)) { replicaTouch(r); }
 }
 
 /**
@@ -1578,7 +1590,8 @@ fn replicaSend(r: u32, j: u32) {
   st[ix(rb + RP_LOAD)] = st[ix(rb + RP_LOAD)] + 1u;
   st[ix(rb + RP_LOAD_TOKENS)] = st[ix(rb + RP_LOAD_TOKENS)] + st[ix(jb + J_PROMPT)] + st[ix(jb + J_OUTPUT)];
   st[ix(sb + G_ROUTER_BUSY)] = st[ix(sb + G_ROUTER_BUSY)] + 1u;
-  let at = laterTokens(param(P_QUEUE_DELAY_US), param(P_QUEUE_DELAY_NS), st[ix(jb + J_PROMPT)], param(P_QUEUE_TOKEN_US), param(P_QUEUE_TOKEN_NS));
+  let pool = poolOf(r);
+  let at = laterTokens(param(pool + P_QUEUE_DELAY_US), param(pool + P_QUEUE_DELAY_NS), st[ix(jb + J_PROMPT)], param(pool + P_QUEUE_TOKEN_US), param(pool + P_QUEUE_TOKEN_NS));
   // a dead replica refuses it when it would join the queue (replicaJoin)
   if (at == st[ix(sb + G_NOW)] && st[ix(rb + RP_STATUS)] != STATUS_DEAD) {
     replicaEnqueue(r, j);

@@ -9,7 +9,9 @@ import { R } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
 import type { RequestRecorder } from '../src/engine/simulate.js';
 import type { ServesimError } from '../src/errors.js';
+import { dollarsPerHour, gpuCount } from '../src/model/problem.js';
 import { loadProblem } from '../src/problem/parse.js';
+import { listPrice } from '../src/problem/profiles.js';
 import { configFor, problemFile } from './support.js';
 import { line, traceProblem, wholeWindow } from './trace-support.js';
 
@@ -90,21 +92,33 @@ describe('prefill/decode disaggregation', () => {
   });
 });
 
+/** The error hot prefix with `sets` gives. */
+const err = (sets: readonly string[]): ServesimError => {
+  try {
+    loadProblem(problemFile('hot-prefix'), sets);
+  } catch (e) {
+    return e as ServesimError;
+  }
+  throw new Error('no error');
+};
+
 describe('gpu.disaggregation in a problem file', () => {
-  const err = (sets: readonly string[]): ServesimError => {
-    try {
-      loadProblem(problemFile('hot-prefix'), sets);
-    } catch (e) {
-      return e as ServesimError;
-    }
-    throw new Error('no error');
-  };
 
   it("takes the profile's model's KV bytes a token, and needs them where the profile has no model", () => {
-    expect(loadProblem(problemFile('conversation-trace'), ['gpu.disaggregation.prefill=1']).gpu!.disaggregation).toEqual({
+    const trace = loadProblem(problemFile('conversation-trace'), ['gpu.disaggregation.prefill=1']).gpu!;
+    expect(trace.disaggregation).toEqual({
       prefill: 1, policy: 'least-loaded', latency: 1000, bandwidth: 50e9, bytesPerToken: 131072,
+      // the decode replicas as gpu's
+      decode: { slots: trace.slots, kvTokens: trace.kvTokens, profile: trace.profile, pricePerHour: trace.pricePerHour },
     });
     expect(err(['gpu.disaggregation.prefill=2']).message).toMatch(/gpu\.disaggregation\.bytesPerToken: required: gpu\.profile 8b-h100 does not know its model's KV bytes a token/);
+  });
+
+  it("sets a field of the decode replicas' profile from gpu's, as gpu.profile's fields are set", () => {
+    const sets = ['gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=131072', 'gpu.disaggregation.decode.profile.base=12ms'];
+    const gpu = loadProblem(problemFile('hot-prefix'), sets).gpu!;
+    expect(gpu.profile).toMatchObject({ name: '8b-h100', base: 8000 });
+    expect(gpu.disaggregation!.decode.profile).toMatchObject({ name: '8b-h100 (modified)', base: 12_000, perSeq: 250, prefillRate: 16 });
   });
 
   it('refuses a pool with no replica left to decode, a link too fast for whole nanoseconds a token, and a ring policy for the decode pool', () => {
@@ -113,5 +127,37 @@ describe('gpu.disaggregation in a problem file', () => {
     expect(err(['gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=1', 'gpu.disaggregation.bandwidth=9TB/s']).message).toMatch(/gpu\.disaggregation\.bandwidth: moves a token of 1 bytes in under half a nanosecond/);
     expect(err(['gpu.disaggregation.prefill=2', bytes, 'gpu.disaggregation.policy=prefix-affinity']).message).toMatch(/gpu\.disaggregation\.policy/);
     expect(err(['gpu.disaggregation.prefill=2', bytes, 'gpu.disaggregation.bandwidth=50']).message).toMatch(/gpu\.disaggregation\.bandwidth: must be a byte rate with a unit/);
+  });
+});
+
+describe("the decode replicas' own profile, slots and KV (gpu.disaggregation.decode)", () => {
+  const small = (k: number) => ({ timestamp: k * 1000, input_length: 100, output_length: 3, hash_ids: [900 + k] });
+  const lines = [small(0), line(1, [1, 2], 300), ...Array.from({ length: 10 }, (_, k) => small(10 + k))];
+  const split = (decode: string) => run(traceProblem(`split-own-${decode.length}`, lines, wholeWindow(lines), `replicas: 2, slots: 8, kvTokens: 400000, ${LINK.replace(' }', `, decode: { ${decode} } }`)}`).config);
+
+  it("decodes at the decode profile's speed: 2 ms more a step, 299 steps", () => {
+    const same = split('slots: 8').calls[0]!;
+    const slower = split("profile: { name: slower, base: 10ms, perSeq: 250us, prefillRate: 16, chunk: 2048 }").calls[0]!;
+    // the prefill replica's profile is 8b-h100's (base 8 ms): the first token is the same
+    expect(slower.firstAt).toBe(same.firstAt);
+    expect(slower.end - same.end).toBe(299 * 2000);
+  });
+
+  it('admits at the decode replica by its own slots and KV, and costs each pool at its own GPUs and price', () => {
+    // one slot: the second of two calls waits for the first's decode to end
+    const two = [small(0), line(1, [1, 2], 300), line(1.001, [3, 4], 300), ...Array.from({ length: 10 }, (_, k) => small(10 + k))];
+    const one = run(traceProblem('split-one-slot', two, wholeWindow(two), `replicas: 2, slots: 8, kvTokens: 400000, ${LINK.replace(' }', ', decode: { slots: 1 } }')}`).config);
+    expect(one.calls[1]!.end).toBeGreaterThan(one.calls[0]!.end + linkMicros(1015));
+    const problem = loadProblem(problemFile('long-prompts'), ['gpu.disaggregation.prefill=3', 'gpu.disaggregation.decode.profile=llama-3.1-8b-instruct/a100-80/tp2']);
+    const decode = problem.gpu!.disaggregation!.decode;
+    // its KV capacity and its GPU type's list price, not gpu's
+    expect([decode.slots, decode.kvTokens, decode.pricePerHour]).toEqual([64, 2114224, listPrice('A100-80')]);
+    expect(problem.gpu!.pricePerHour).toBe(listPrice('H100'));
+    // 3 H100s and 5 replicas of 2 A100s
+    expect(gpuCount(problem)).toBe(3 + 5 * 2);
+    expect(dollarsPerHour(problem)).toBeCloseTo(3 * listPrice('H100')! + 10 * listPrice('A100-80')!, 10);
+    expect(err(['gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=131072', 'gpu.disaggregation.decode.kvTokens=1000']).message).toMatch(
+      /gpu\.disaggregation\.decode\.kvTokens: 1000 tokens cannot hold the smallest request/,
+    );
   });
 });

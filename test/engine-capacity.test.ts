@@ -87,7 +87,7 @@ describe('the reference engine\'s fixed arrays', () => {
     const scenario = selectCases(problem, ['as-given'])[0]!;
     const failures = Array.from({ length: 11 }, () => scenario.failures).flat();
     expect(() => compile(problem, { ...scenario, failures })).toThrow(
-      new ServesimError('SERVESIM_CAPACITY_EXCEEDED', 'case as-given: its params block, 98,896 words, is over the engines\' limit of 65,536'),
+      new ServesimError('SERVESIM_CAPACITY_EXCEEDED', 'case as-given: its params block, 98,898 words, is over the engines\' limit of 65,536'),
     );
   });
 

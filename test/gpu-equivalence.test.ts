@@ -71,12 +71,14 @@ describeEquivalence('the WGSL engine against the reference engine, bit for bit: 
   }, OFFLOAD_RUN_MS);
 
   // Prefill/decode disaggregation (issue 29), in shapes of its own: hot prefix on 2 prefill and 4
-  // decode replicas, incremental KV that preempts on the decode side, the decode pool routing
-  // cache-aware, with a replica reset; and agents' sessions on 3 prefill and 5 decode replicas,
+  // decode replicas of their own profile, slots and KV, incremental KV that preempts on the decode
+  // side, the decode pool routing cache-aware, with a replica reset; and agents' sessions on 3 prefill and 5 decode replicas,
   // reserve, round-robin, server-dies resetting a replica of either pool (drawn by the seed)
   const DISAGGREGATED = ['gpu.disaggregation.bytesPerToken=131072', 'gpu.disaggregation.bandwidth=10GB/s'];
+  // the decode replicas' own profile (70b-h100's slower steps), slots and KV
+  const DECODE_POOL = ['gpu.disaggregation.decode.profile=70b-h100', 'gpu.disaggregation.decode.slots=24', 'gpu.disaggregation.decode.kvTokens=26000'];
   it(`hot-prefix, server-dies, disaggregated, incremental KV: ${SEEDS.scenarios} seeds`, async () => {
-    const sets = [...INCREMENTAL, ...DISAGGREGATED, 'gpu.replicas=6', 'gpu.disaggregation.prefill=2', 'gpu.disaggregation.policy=cache-aware'];
+    const sets = [...INCREMENTAL, ...DISAGGREGATED, 'gpu.replicas=6', 'gpu.disaggregation.prefill=2', 'gpu.disaggregation.policy=cache-aware', ...DECODE_POOL];
     const { config } = configFor('hot-prefix', sets, 'server-dies');
     const records = await expectSame(config, SEEDS.scenarios);
     expect(sum(config, records, R.TRANSFERS)).toBeGreaterThan(SEEDS.scenarios * 100);

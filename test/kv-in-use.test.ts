@@ -47,9 +47,11 @@ function stepThrough(config: EngineConfig, instance: number): Held {
   const st = buffers.state;
   init(buffers, 0, 7, instance);
   const replicas = p[P.GPU_REPLICAS]!;
-  const unit = p[P.KV_UNIT]!;
+  // a decode replica's pool words, its KV size and unit, are its own (gpu.disaggregation)
+  const poolAt = (r: number) => (p[P.PREFILL_REPLICAS]! > 0 && r >= p[P.PREFILL_REPLICAS]! ? p[P.DECODE_SHIFT]! : 0);
+  const unit = (r: number) => p[poolAt(r) + P.KV_UNIT]!;
   const replicaAt = (r: number) => p[P.OFF_REPLICAS]! + r * p[P.REPLICA_STRIDE]!;
-  const entryAt = (r: number, e: number) => replicaAt(r) + REPLICA_HEADER_WORDS + p[P.GPU_SLOTS]! + e * ENTRY_WORDS;
+  const entryAt = (r: number, e: number) => replicaAt(r) + REPLICA_HEADER_WORDS + p[P.RUN_CAP]! + e * ENTRY_WORDS;
   const offloadAt = (r: number, t: number) => entryAt(r, p[P.CACHE_CAP]!) + t * OFFLOAD_WORDS;
   const jobAt = (j: number) => p[P.OFF_JOBS]! + j * JOB_WORDS;
   const measured = (from: number, to: number) => Math.max(0, Math.min(to, p[P.MEASURE_END]!) - Math.max(from, p[P.WARMUP]!));
@@ -68,7 +70,7 @@ function stepThrough(config: EngineConfig, instance: number): Held {
     expect(st[G.STOPPED]).toBe(0);
     for (let r = 0; r < replicas; r++) {
       const t = measured(before, now);
-      const units = Math.floor(held[r]! / unit);
+      const units = Math.floor(held[r]! / unit(r));
       area += units * t;
       if (t > 0) peak = Math.max(peak, units);
     }
@@ -96,7 +98,7 @@ function stepThrough(config: EngineConfig, instance: number): Held {
       }
       // the cache holds its entries and the running sequences' reservations, within its size
       expect(st[rb + RP.KV_USED]).toBe(cached + reserved);
-      expect(st[rb + RP.KV_USED]).toBeLessThanOrEqual(p[P.KV_TOKENS]!);
+      expect(st[rb + RP.KV_USED]).toBeLessThanOrEqual(p[poolAt(r) + P.KV_TOKENS]!);
       let offloaded = 0;
       for (let t = 0; t < st[rb + RP.OFFLOAD_ENTRIES]!; t++) {
         const ob = offloadAt(r, t);
@@ -191,6 +193,10 @@ describe('KV in use', () => {
     const [grown] = expectCounted(configFor('hot-prefix', incremental, 'server-dies').config, 1);
     expect(grown!.record[R.TRANSFERS]).toBeGreaterThan(100);
     expect(grown!.record[R.PREEMPTIONS]).toBeGreaterThan(0);
+    // decode replicas of their own KV size, slots and profile: each within its own KV
+    const own = [...incremental, 'gpu.disaggregation.decode.kvTokens=26000', 'gpu.disaggregation.decode.slots=24', 'gpu.disaggregation.decode.profile=70b-h100'];
+    const [apart] = expectCounted(configFor('hot-prefix', own, 'server-dies').config, 1);
+    expect(apart!.record[R.TRANSFERS]).toBeGreaterThan(100);
   });
 
   /** The as-given row of `name` with `sets`, over 4 seeds of the reference engine. */

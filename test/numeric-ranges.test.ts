@@ -56,7 +56,7 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
     lb: { overhead: '1ms' },
     app: { replicas: 2, slots: 100, timeout: '20s', overhead: '5ms' },
     router: { policy: 'cache-aware', slots: 1000, overhead: '1ms', boundedLoad: 1.25, alpha: 1, retries: 1, virtualNodes: 16, affinityBlocks: 2 },
-    gpu: { replicas: 4, slots: 8, kvTokens: 200000, kv: 'incremental', pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 }, disaggregation: { prefill: 1, policy: 'cache-aware', latency: '2ms', bandwidth: '50GB/s', bytesPerToken: 131072 } },
+    gpu: { replicas: 4, slots: 8, kvTokens: 200000, kv: 'incremental', pricePerHour: 2.5, profile: { name: 'p', base: '8ms', perSeq: '250us', prefillRate: 16, chunk: 2048, tp: 2 }, offload: { tokens: 400000, bandwidth: '25GB/s', bytesPerToken: 131072 }, disaggregation: { prefill: 1, policy: 'cache-aware', latency: '2ms', bandwidth: '50GB/s', bytesPerToken: 131072, decode: { profile: { name: 'd', base: '10ms', perSeq: '300us', prefillRate: 12, chunk: 1024, tp: 1 }, slots: 16, kvTokens: 300000, pricePerHour: 1.5 } } },
     failures: [failure('gpu')],
     scenarios: scenarios('gpu', 'gpu'),
   },
@@ -76,6 +76,8 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
       slots: 4,
       kvTokens: 200000,
       profile: { name: 'p', model: { params: 8e9, activeParams: 8e9, bytesPerWeight: 2, activationBytes: 2, kvBytesPerToken: 131072 }, gpu: 'H100', tp: 1, chunk: 2048 },
+      // decode replicas of a model described by its size too, on another GPU type
+      disaggregation: { prefill: 1, decode: { profile: { name: 'q', model: { params: 8e9, activeParams: 8e9, bytesPerWeight: 2, activationBytes: 2, kvBytesPerToken: 131072 }, gpu: 'A100-80', tp: 1, chunk: 2048 } } },
     },
     tools: { slots: 50, latency: { dist: 'lognormal', median: '250ms', p99: '1s' } },
     failures: [failure('gpu')],
@@ -317,6 +319,10 @@ function expectFaithful(problem: Problem, scenario: Scenario, config: EngineConf
     const split = gpu.disaggregation;
     expect(word(P.PREFILL_REPLICAS)).toBe(split?.prefill ?? 0);
     if (split !== undefined) {
+      // the decode replicas' own words, DECODE_SHIFT on
+      const decode = (field: number) => word(word(P.DECODE_SHIFT) + field);
+      expect([decode(P.GPU_SLOTS), decode(P.KV_TOKENS), decode(P.ITER_BASE), decode(P.ITER_PER_SEQ)]).toEqual([split.decode.slots, split.decode.kvTokens, split.decode.profile.base, split.decode.profile.perSeq]);
+      expect(word(P.RUN_CAP)).toBe(Math.max(gpu.slots, split.decode.slots));
       expect(word(P.LINK_LATENCY)).toBe(split.latency);
       // a token's transfer to the nanosecond
       const tokenNs = word(P.LINK_TOKEN_US) * 1000 + word(P.LINK_TOKEN_NS);

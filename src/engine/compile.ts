@@ -4,13 +4,13 @@
  * engines use is sized here from the configuration; an instance that reaches one is overloaded,
  * and the requests it cannot serve count as failed (see `ERR` in layout.ts).
  */
-import { expectedArrivals, type Distribution, type HostTime, type Problem, type Scenario, type Target } from '../model/problem.js';
+import { expectedArrivals, type Distribution, type GpuPool, type HostTime, type Problem, type Scenario, type Target } from '../model/problem.js';
 import { affinityKey, TRACE_BLOCK_TOKENS, type Trace } from '../model/trace.js';
 import { HISTOGRAM_BUCKETS } from '../model/histogram.js';
 import { ServesimError } from '../errors.js';
 import {
   APP_WORDS, ENTRY_WORDS, FAILURE, FAILURE_WORDS, FAIL_MODE, HEADER_WORDS, HEAP_WORDS, INTERVALS, INTERVAL_WORDS, JOB_WORDS,
-  KIND, OFFLOAD_WORDS, P, PARAM_SCALARS, PICK, POLICY, REPLICA_HEADER_WORDS, RESULT_SCALARS,
+  KIND, OFFLOAD_WORDS, P, PARAM_SCALARS, PICK, POLICY, POOL_FIRST, POOL_WORDS, REPLICA_HEADER_WORDS, RESULT_SCALARS,
   TABLE_WORDS, TARGET, TN, TR, TRACE_WORDS, TREE_WORDS,
 } from './layout.js';
 import { cacheEntries, LIMITS, offloadEntries } from '../problem/limits.js';
@@ -159,6 +159,45 @@ function traceSection(trace: Trace, speed: number, windowMicros: number, affinit
   return { words, starts, arrivalsWithin };
 }
 
+/** What a pool's words come from: the whole pool's fields, or the decode replicas'. */
+type PoolConfig = Pick<GpuPool, 'slots' | 'kvTokens' | 'profile'>;
+
+/**
+ * A pool's words, P.GPU_SLOTS to P.OUTPUT_TOKEN_NS in their order, and the cache entries its
+ * replicas index: at least the smallest cached context (`smallestEntry` tokens) each, within
+ * kvTokens.
+ */
+function poolWords(pool: PoolConfig, smallestEntry: number): { words: number[]; cacheCap: number } {
+  const { profile } = pool;
+  const base = usAndNs(profile.base);
+  const perSeq = usAndNs(profile.perSeq);
+  const nsPerToken = Math.round(1e6 / profile.prefillRate);
+  // a step's nanoseconds (iterationTime) are summed in one u32 before they round up to the us
+  const stepNs = nsPerToken * profile.chunk + base[1] + perSeq[1] * pool.slots + 999;
+  if (stepNs > U32_LIMIT) {
+    throw new ServesimError('SERVESIM_PROBLEM_INVALID', `a step's nanoseconds, chunk x (1e6 / prefillRate) and the sub-microsecond parts of base and perSeq, must stay below 2^32 (got ${stepNs})`, 'gpu.profile');
+  }
+  const host = profile.host ?? NO_HOST_TIME;
+  const w = new Array<number>(POOL_WORDS).fill(0);
+  const at = (field: number): number => field - POOL_FIRST;
+  w[at(P.GPU_SLOTS)] = pool.slots;
+  w[at(P.KV_TOKENS)] = pool.kvTokens;
+  w[at(P.KV_UNIT)] = Math.ceil(pool.kvTokens / KV_UNITS);
+  [w[at(P.ITER_BASE)], w[at(P.ITER_BASE_NS)]] = base;
+  [w[at(P.ITER_PER_SEQ)], w[at(P.ITER_PER_SEQ_NS)]] = perSeq;
+  w[at(P.PREFILL_NS_PER_TOKEN)] = nsPerToken;
+  w[at(P.CHUNK)] = profile.chunk;
+  [w[at(P.QUEUE_DELAY_US)], w[at(P.QUEUE_DELAY_NS)]] = usAndNs(host.queueing);
+  [w[at(P.QUEUE_TOKEN_US)], w[at(P.QUEUE_TOKEN_NS)]] = usAndNs(host.queueingPerToken);
+  [w[at(P.OUTPUT_TOKEN_US)], w[at(P.OUTPUT_TOKEN_NS)]] = usAndNs(host.perOutputToken);
+  const cacheCap = cacheEntries(pool.kvTokens, smallestEntry, pool.slots);
+  // the parser refuses more (src/problem/build.ts); this guards compile's other callers
+  if (cacheCap > LIMITS.cacheEntries) {
+    throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');
+  }
+  return { words: w, cacheCap };
+}
+
 export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const { traffic, workload } = problem;
   const tables: Uint32Array[] = [];
@@ -251,8 +290,6 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
     p[P.RING_LEN] = ring.length;
     p[P.OFF_RING] = section(ring.flat());
     p[P.GPU_REPLICAS] = gpu.replicas;
-    p[P.GPU_SLOTS] = gpu.slots;
-    p[P.KV_TOKENS] = gpu.kvTokens;
     p[P.KV_INCREMENTAL] = gpu.kv === 'incremental' ? 1 : 0;
     if (disaggregation !== undefined) {
       p[P.PREFILL_REPLICAS] = disaggregation.prefill;
@@ -261,34 +298,16 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
       // a token's transfer, to the nanosecond as the offload tier's (the parser holds it to 1 ns and more)
       [p[P.LINK_TOKEN_US], p[P.LINK_TOKEN_NS]] = usAndNs((disaggregation.bytesPerToken / disaggregation.bandwidth) * 1e6);
     }
-    p[P.KV_UNIT] = Math.ceil(gpu.kvTokens / KV_UNITS);
-    const { profile } = gpu;
-    const base = usAndNs(profile.base);
-    const perSeq = usAndNs(profile.perSeq);
-    [p[P.ITER_BASE], p[P.ITER_BASE_NS]] = base;
-    [p[P.ITER_PER_SEQ], p[P.ITER_PER_SEQ_NS]] = perSeq;
-    const nsPerToken = Math.round(1e6 / profile.prefillRate);
-    // a step's nanoseconds (iterationTime) are summed in one u32 before they round up to the us
-    const stepNs = nsPerToken * profile.chunk + base[1] + perSeq[1] * gpu.slots + 999;
-    if (stepNs > U32_LIMIT) {
-      throw new ServesimError('SERVESIM_PROBLEM_INVALID', `a step's nanoseconds, chunk x (1e6 / prefillRate) and the sub-microsecond parts of base and perSeq, must stay below 2^32 (got ${stepNs})`, 'gpu.profile');
-    }
-    p[P.PREFILL_NS_PER_TOKEN] = nsPerToken;
-    p[P.CHUNK] = profile.chunk;
-    const host = profile.host ?? NO_HOST_TIME;
-    [p[P.QUEUE_DELAY_US], p[P.QUEUE_DELAY_NS]] = usAndNs(host.queueing);
-    [p[P.QUEUE_TOKEN_US], p[P.QUEUE_TOKEN_NS]] = usAndNs(host.queueingPerToken);
-    [p[P.OUTPUT_TOKEN_US], p[P.OUTPUT_TOKEN_NS]] = usAndNs(host.perOutputToken);
     const smallestEntry = workload.kind === 'request'
       ? Math.min(...workload.prefixes.map((x) => x.tokens))
       : workload.kind === 'task' ? workload.system : gpu.kvTokens;
-    // each entry holds at least the smallest cached context, all of them within kvTokens
-    const cacheCap = cacheEntries(gpu.kvTokens, trace !== null ? TRACE_BLOCK_TOKENS : smallestEntry, gpu.slots);
-    // the parser refuses more (src/problem/build.ts); this guards compile's other callers
-    if (cacheCap > LIMITS.cacheEntries) {
-      throw new ServesimError('SERVESIM_CAPACITY_EXCEEDED', `kvTokens / smallest cached prefix allows ${cacheCap} cache entries per replica; the engines index at most ${LIMITS.cacheEntries}`, 'gpu.kvTokens');
-    }
-    p[P.CACHE_CAP] = cacheCap;
+    // the pool's words; the decode replicas' in a section of their own where they have one
+    const pools: PoolConfig[] = [gpu, ...(disaggregation === undefined ? [] : [disaggregation.decode])];
+    const words = pools.map((pool) => poolWords(pool, trace !== null ? TRACE_BLOCK_TOKENS : smallestEntry));
+    for (let w = 0; w < POOL_WORDS; w++) p[POOL_FIRST + w] = words[0]!.words[w]!;
+    if (disaggregation !== undefined) p[P.DECODE_SHIFT] = section(words[1]!.words) - POOL_FIRST;
+    p[P.RUN_CAP] = Math.max(...pools.map((pool) => pool.slots));
+    p[P.CACHE_CAP] = Math.max(...words.map((pool) => pool.cacheCap));
     const { offload } = gpu;
     if (offload !== undefined) {
       // as the cache's, each entry at least the smallest cached context (its table never fills)
@@ -353,8 +372,7 @@ export function compile(problem: Problem, scenario: Scenario): EngineConfig {
   const gpuReplicas = gpu?.replicas ?? 0;
   p[P.HEAP_CAP] = deadlines + 3 * jobCap + 4 * gpuReplicas + 3 * scenario.failures.length + 16;
 
-  const gpuSlots = gpu?.slots ?? 0;
-  p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + gpuSlots + p[P.CACHE_CAP]! * ENTRY_WORDS + p[P.OFFLOAD_CAP]! * OFFLOAD_WORDS : 0;
+  p[P.REPLICA_STRIDE] = gpuReplicas > 0 ? REPLICA_HEADER_WORDS + p[P.RUN_CAP]! + p[P.CACHE_CAP]! * ENTRY_WORDS + p[P.OFFLOAD_CAP]! * OFFLOAD_WORDS : 0;
   let offset = HEADER_WORDS;
   // the replica each failure took down, picked when it starts
   p[P.OFF_FAILED] = offset;

@@ -501,6 +501,11 @@ function decodeOnly(r: number): boolean {
   return pr[P.PREFILL_REPLICAS] !== 0 && r >= pr[P.PREFILL_REPLICAS]!;
 }
 
+/** Where GPU replica r's pool's words are (layout.ts P): P's own, or the decode replicas' DECODE_SHIFT words on. */
+function poolOf(r: number): number {
+  return decodeOnly(r) ? pr[P.DECODE_SHIFT]! : 0;
+}
+
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
 function replicaAt(r: number): number {
   return replicaBase + r * replicaStride;
@@ -941,7 +946,8 @@ function offloadStore(r: number, e: number): void {
 /** Evicts least-recently-used unpinned entries until `need` tokens are free; each moves to the offload tier, if any. */
 function cacheMakeRoom(r: number, need: number): boolean {
   const rb = replicaAt(r);
-  while (pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]! < need) {
+  const kv = pr[poolOf(r) + P.KV_TOKENS]!;
+  while (kv - st[rb + RP.KV_USED]! < need) {
     const victim = cacheVictim(r);
     if (victim === NONE) return false;
     if (pr[P.OFFLOAD_CAP] !== 0) offloadStore(r, victim);
@@ -988,7 +994,7 @@ function kvNote(r: number): void {
   const t = measured(st[rb + RP.KV_SINCE]!, now);
   st[rb + RP.KV_SINCE] = now;
   if (t === 0) return;
-  const units = Math.floor(st[rb + RP.KV_HELD]! / pr[P.KV_UNIT]!);
+  const units = Math.floor(st[rb + RP.KV_HELD]! / pr[poolOf(r) + P.KV_UNIT]!);
   mulAdd64(R.KV_AREA, t, units);
   if (units > st[result(R.KV_PEAK)]!) st[result(R.KV_PEAK)] = units;
 }
@@ -1236,11 +1242,12 @@ function replicaUnload(r: number, j: number): void {
   add64(R.ROUTER_AREA, measured(st[jb + J.ENQUEUED]!, now));
 }
 
-/** A step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
-function iterationTime(decoding: number, prefill: number, load: number): number {
+/** Replica r's step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
+function iterationTime(r: number, decoding: number, prefill: number, load: number): number {
+  const at = poolOf(r);
   // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once
-  const ns = prefill * pr[P.PREFILL_NS_PER_TOKEN]! + pr[P.ITER_BASE_NS]! + pr[P.ITER_PER_SEQ_NS]! * decoding;
-  let t = pr[P.ITER_BASE]! + pr[P.ITER_PER_SEQ]! * decoding + Math.floor((ns + 999) / 1000);
+  const ns = prefill * pr[at + P.PREFILL_NS_PER_TOKEN]! + pr[at + P.ITER_BASE_NS]! + pr[at + P.ITER_PER_SEQ_NS]! * decoding;
+  let t = pr[at + P.ITER_BASE]! + pr[at + P.ITER_PER_SEQ]! * decoding + Math.floor((ns + 999) / 1000);
   if (st[sb + G.SLOW] !== 0 && pr[P.SLOW_TARGET] === TARGET.GPU) t = scaleMilli(t, pr[P.SLOW_FACTOR_MILLI]!);
   return (t + load) >>> 0;
 }
@@ -1262,7 +1269,7 @@ function prefillDone(r: number, j: number): void {
   // a call whose KV arrived from its prefill replica emitted its token there
   if (st[jb + J.PHASE] !== PHASE.TRANSFER) {
     // a preempted call's recomputed prompt emits its next token: its first came before
-    if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[P.OUTPUT_TOKEN_US]!;
+    if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[poolOf(r) + P.OUTPUT_TOKEN_US]!;
     st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
   }
   st[jb + J.PHASE] = PHASE.DECODE;
@@ -1361,7 +1368,8 @@ function callDone(r: number, j: number): void {
     cacheStoreSession(r, j);
     st[jb + J.CONTEXT] = st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
   }
-  const at = laterTokens(0, 0, st[jb + J.OUTPUT]!, pr[P.OUTPUT_TOKEN_US]!, pr[P.OUTPUT_TOKEN_NS]!);
+  const pool = poolOf(r);
+  const at = laterTokens(0, 0, st[jb + J.OUTPUT]!, pr[pool + P.OUTPUT_TOKEN_US]!, pr[pool + P.OUTPUT_TOKEN_NS]!);
   if (at === now) {
     callEnd(j);
     return;
@@ -1394,12 +1402,13 @@ function replicaBoundary(r: number): void {
   const running = st[rb + RP.N_RUN]!;
   const busy = mode === MODE.SINGLE || mode === MODE.RUN;
   if (busy) replicaBusy(r);
-  // the steps done since the last boundary: none after a start or an idle wait
+  // the steps done since the last boundary: none after a start or an idle wait, where only a
+  // decode replica's arriving KV can have changed anything
   const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : busy ? 1 : 0;
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   const incremental = pr[P.KV_INCREMENTAL] !== 0;
   let grown = 0;
-  for (let i = 0; i < running; i++) {
+  for (let i = 0; i < (busy || decodeOnly(r) ? running : 0); i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
       st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
@@ -1491,11 +1500,12 @@ function callPreempt(r: number, j: number): void {
 function replicaAdmit(r: number, keep: number): void {
   const rb = replicaAt(r);
   const q = rb + RP.Q_HEAD;
-  while (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]! && st[rb + RP.Q_LEN]! > 0) {
+  const pool = poolOf(r);
+  while (st[rb + RP.N_RUN]! < pr[pool + P.GPU_SLOTS]! && st[rb + RP.Q_LEN]! > 0) {
     const j = st[q]!;
     const jb = jobAt(j);
     const prompt = st[jb + J.PROMPT]!;
-    if (prompt + st[jb + J.OUTPUT]! > pr[P.KV_TOKENS]!) {
+    if (prompt + st[jb + J.OUTPUT]! > pr[pool + P.KV_TOKENS]!) {
       // can never fit: the server refuses it rather than block the queue for ever
       queueUnlink(q, j);
       replicaUnload(r, j);
@@ -1597,7 +1607,8 @@ function replicaPlan(r: number): void {
     st[rb + RP.GEN] = (st[rb + RP.GEN]! + 1) >>> 0;
     return;
   }
-  const chunk = pr[P.CHUNK]!;
+  const pool = poolOf(r);
+  const chunk = pr[pool + P.CHUNK]!;
   let budget = chunk;
   let decoding = 0;
   let shortest = NONE;
@@ -1623,7 +1634,7 @@ function replicaPlan(r: number): void {
   }
   const prefill = chunk - budget;
   if (decoding + arriving < running) {
-    const dur = iterationTime(decoding, prefill, load);
+    const dur = iterationTime(r, decoding, prefill, load);
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = dur;
     replicaSchedule(r, later(1, dur));
@@ -1635,13 +1646,13 @@ function replicaPlan(r: number): void {
     replicaSchedule(r, ready);
     return;
   }
-  const dur = iterationTime(decoding, 0, 0);
+  const dur = iterationTime(r, decoding, 0, 0);
   st[rb + RP.MODE] = MODE.RUN;
   st[rb + RP.DUR] = dur;
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   let runs = shortest;
-  if (pr[P.KV_INCREMENTAL] !== 0) runs = Math.min(runs, Math.floor((pr[P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
+  if (pr[P.KV_INCREMENTAL] !== 0) runs = Math.min(runs, Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
   replicaSchedule(r, later(runs, dur));
@@ -1687,7 +1698,7 @@ function replicaEnqueue(r: number, j: number): void {
     st[calls] = st[calls]! + 1;
   }
   queuePush(rb + RP.Q_HEAD, j, TARGET.GPU);
-  if (st[rb + RP.N_RUN]! < pr[P.GPU_SLOTS]!) replicaTouch(r);
+  if (st[rb + RP.N_RUN]! < pr[poolOf(r) + P.GPU_SLOTS]!) replicaTouch(r);
 }
 
 /**
@@ -1703,7 +1714,8 @@ function replicaSend(r: number, j: number): void {
   st[rb + RP.LOAD] = st[rb + RP.LOAD]! + 1;
   st[rb + RP.LOAD_TOKENS] = st[rb + RP.LOAD_TOKENS]! + st[jb + J.PROMPT]! + st[jb + J.OUTPUT]!;
   st[sb + G.ROUTER_BUSY] = st[sb + G.ROUTER_BUSY]! + 1;
-  const at = laterTokens(pr[P.QUEUE_DELAY_US]!, pr[P.QUEUE_DELAY_NS]!, st[jb + J.PROMPT]!, pr[P.QUEUE_TOKEN_US]!, pr[P.QUEUE_TOKEN_NS]!);
+  const pool = poolOf(r);
+  const at = laterTokens(pr[pool + P.QUEUE_DELAY_US]!, pr[pool + P.QUEUE_DELAY_NS]!, st[jb + J.PROMPT]!, pr[pool + P.QUEUE_TOKEN_US]!, pr[pool + P.QUEUE_TOKEN_NS]!);
   // a dead replica refuses it when it would join the queue (replicaJoin)
   if (at === now && st[rb + RP.STATUS] !== STATUS.DEAD) {
     replicaEnqueue(r, j);
@@ -2330,7 +2342,7 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   serverBase = sb + pr[P.OFF_SERVERS]!;
   replicaBase = sb + pr[P.OFF_REPLICAS]!;
   replicaStride = pr[P.REPLICA_STRIDE]!;
-  entryOffset = REPLICA_HEADER_WORDS + pr[P.GPU_SLOTS]!;
+  entryOffset = REPLICA_HEADER_WORDS + pr[P.RUN_CAP]!;
   offloadOffset = entryOffset + pr[P.CACHE_CAP]! * ENTRY_WORDS;
   heapCap = pr[P.HEAP_CAP]!;
   warmupAt = pr[P.WARMUP]!;

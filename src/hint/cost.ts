@@ -34,9 +34,13 @@ export function costVariable(problem: Problem, name: CostVariable): number {
   if (name === 'gpus') return gpus;
   const dollars = dollarsPerHour(problem);
   if (dollars === null) {
+    const gpu = problem.gpu!;
+    // the pool without one: gpu's, else the decode replicas' own
+    const decode = gpu.pricePerHour === undefined ? undefined : gpu.disaggregation?.decode;
+    const [at, profile] = decode === undefined ? ['gpu', gpu.profile] : ['gpu.disaggregation.decode', decode.profile];
     throw invalid(
-      `dollars_per_hour needs a price: gpu.profile ${problem.gpu!.profile.name} names no GPU type with a list price ` +
-        '(problems/profiles/prices.yaml); set gpu.pricePerHour',
+      `dollars_per_hour needs a price: ${at}.profile ${profile.name} names no GPU type with a list price ` +
+        `(problems/profiles/prices.yaml); set ${at}.pricePerHour`,
     );
   }
   return dollars;

@@ -42,16 +42,34 @@ export interface Goals {
   readonly tpotP99: number | null;
 }
 
-/** GPUs a configuration uses: GPU replicas x the profile's tensor-parallel degree (1 where it says none); null without a GPU pool. */
-export function gpuCount(problem: Problem): number | null {
-  return problem.gpu === null ? null : problem.gpu.replicas * (problem.gpu.profile.tp ?? 1);
+/** A set of alike GPU replicas: the whole pool, or under disaggregation each of its two. */
+interface ReplicaSet {
+  readonly replicas: number;
+  readonly profile: GpuProfile;
+  readonly pricePerHour?: number;
 }
 
-/** What a configuration's GPUs cost an hour (gpuCount x gpu.pricePerHour); null without a price. */
+/** The pool's sets of alike replicas: under disaggregation its prefill and its decode replicas. */
+function replicaSets(gpu: GpuPool): readonly ReplicaSet[] {
+  const split = gpu.disaggregation;
+  if (split === undefined) return [gpu];
+  return [{ ...gpu, replicas: split.prefill }, { ...split.decode, replicas: gpu.replicas - split.prefill }];
+}
+
+/** GPUs a configuration uses: each replica's profile's tensor-parallel degree (1 where it says none), summed; null without a GPU pool. */
+export function gpuCount(problem: Problem): number | null {
+  return problem.gpu === null ? null : replicaSets(problem.gpu).reduce((n, s) => n + s.replicas * (s.profile.tp ?? 1), 0);
+}
+
+/** What a configuration's GPUs cost an hour (each replica's GPUs x its pricePerHour); null without a price for each. */
 export function dollarsPerHour(problem: Problem): number | null {
-  const gpus = gpuCount(problem);
-  const price = problem.gpu?.pricePerHour;
-  return gpus === null || price === undefined ? null : gpus * price;
+  if (problem.gpu === null) return null;
+  let dollars = 0;
+  for (const s of replicaSets(problem.gpu)) {
+    if (s.pricePerHour === undefined) return null;
+    dollars += s.replicas * (s.profile.tp ?? 1) * s.pricePerHour;
+  }
+  return dollars;
 }
 
 /** The goals as outputs carry them (JSON, Arrow metadata, the API): milliseconds, and only those set. */
@@ -249,6 +267,15 @@ export type KvAllocation = 'reserve' | 'incremental';
 export type DecodePolicy = 'round-robin' | 'random' | 'least-loaded' | 'cache-aware';
 export const DECODE_POLICIES: readonly DecodePolicy[] = ['round-robin', 'random', 'least-loaded', 'cache-aware'];
 
+/** The decode replicas under disaggregation: their own profile, batch and KV (the pool's where the problem gives none). */
+export interface DecodePool {
+  readonly slots: number;
+  readonly kvTokens: number;
+  readonly profile: GpuProfile;
+  /** Dollars per GPU-hour; absent when unknown. */
+  readonly pricePerHour?: number;
+}
+
 /**
  * Prefill/decode disaggregation (docs/model.md section 3): the pool's first `prefill` replicas
  * only prefill, the rest only decode; a prompt's KV moves between them over a link.
@@ -263,6 +290,7 @@ export interface Disaggregation {
   readonly bandwidth: number;
   /** KV bytes a token. */
   readonly bytesPerToken: number;
+  readonly decode: DecodePool;
 }
 
 export interface GpuPool {

@@ -357,7 +357,8 @@ export class CaseSeeds {
       kv_hit_rate_gpu: ratio(cachedTokens - this.offloadTokens, promptTokens),
       kv_hit_rate_offload: configuration.offload === true ? ratio(this.offloadTokens, promptTokens) : Number.NaN,
       mean_batch: ratio(batchArea, busy),
-      batch_occupancy: hasCalls ? ratio(batchArea, busy) / configuration.gpuSlots : Number.NaN,
+      // each pool's batches over its own slots (a split pool's decode replicas may have their own)
+      batch_occupancy: hasCalls ? ratio(batchArea - this.decodeBatchArea, busy) / configuration.gpuSlots + ratio(this.decodeBatchArea, busy) / (configuration.decodeSlots ?? configuration.gpuSlots) : Number.NaN,
       kv_in_use: hasCalls ? ratio(this.kvInUseArea, this.loads.get('gpu')?.capacity ?? 0) : Number.NaN,
       kv_in_use_peak: hasCalls ? this.kvInUsePeaks / seeds : Number.NaN,
       // only where sequences can be preempted: under reserve there is nothing to count
@@ -399,12 +400,11 @@ export class CaseSeeds {
     }
     const capacity = this.loads.get('gpu')?.capacity ?? 0;
     const prefillBusy = this.busy - this.decodeBusy;
-    const slots = configuration.gpuSlots;
     return {
       prefill_utilization: ratio(prefillBusy, (capacity * prefill) / (prefill + decode)),
       decode_utilization: ratio(this.decodeBusy, (capacity * decode) / (prefill + decode)),
-      prefill_batch_occupancy: ratio(this.batchArea - this.decodeBatchArea, prefillBusy) / slots,
-      decode_batch_occupancy: ratio(this.decodeBatchArea, this.decodeBusy) / slots,
+      prefill_batch_occupancy: ratio(this.batchArea - this.decodeBatchArea, prefillBusy) / configuration.gpuSlots,
+      decode_batch_occupancy: ratio(this.decodeBatchArea, this.decodeBusy) / (configuration.decodeSlots ?? configuration.gpuSlots),
       transfer_ms: ratio(this.transferSum, this.transfers) / 1000,
       transfer_wait_ms: ratio(this.transferWaitSum, this.transfers) / 1000,
     };
@@ -459,6 +459,8 @@ export interface ConfigurationCost {
   readonly kvIncremental?: boolean;
   readonly prefillReplicas?: number;
   readonly decodeReplicas?: number;
+  /** The decode replicas' slots, where they have their own (gpu.disaggregation.decode). */
+  readonly decodeSlots?: number;
 }
 
 const NO_COST: ConfigurationCost = { gpus: Number.NaN, dollarsPerHour: Number.NaN, gpuSlots: Number.NaN };
@@ -474,6 +476,7 @@ export function configurationCost(problem: Problem): ConfigurationCost {
     kvIncremental: problem.gpu?.kv === 'incremental',
     prefillReplicas: prefill,
     decodeReplicas: prefill > 0 ? (problem.gpu?.replicas ?? prefill) - prefill : 0,
+    ...(problem.gpu?.disaggregation === undefined ? {} : { decodeSlots: problem.gpu.disaggregation.decode.slots }),
   };
 }
 

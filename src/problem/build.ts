@@ -154,11 +154,11 @@ function kvTokensOf(gpu: FileGpu): number {
   return gpu.kvTokens ?? gpu.profile.kvTokens ?? DEFAULT_KV_TOKENS;
 }
 
-/** "400000 tokens", saying where a number the problem did not give comes from. */
-function kvText(gpu: FileGpu): string {
+/** "400000 tokens", saying where a number the problem did not give comes from (`at`: the pool's fields, gpu's or the decode replicas'). */
+function kvText(gpu: FileGpu, at = 'gpu'): string {
   const kv = kvTokensOf(gpu);
   return gpu.kvTokens === undefined && gpu.profile.kvTokens !== undefined
-    ? `${kv} tokens (gpu.profile ${gpu.profile.name}'s KV capacity; set gpu.kvTokens to change it)`
+    ? `${kv} tokens (${at}.profile ${gpu.profile.name}'s KV capacity; set ${at}.kvTokens to change it)`
     : `${kv} tokens`;
 }
 
@@ -179,12 +179,45 @@ function transferBytesPerToken(gpu: FileGpu): number | undefined {
   return gpu.disaggregation?.bytesPerToken ?? gpu.profile.roofline?.kvBytesPerToken;
 }
 
+/** Dollars per GPU-hour of the pool: gpu.pricePerHour, else its profile's GPU type's list price. */
+function priceOf(gpu: FileGpu): number | undefined {
+  return gpu.pricePerHour ?? listPrice(gpu.profile.gpuType);
+}
+
+/**
+ * The decode replicas of a split pool, as a pool of their own: gpu's fields but where
+ * gpu.disaggregation.decode gives its own (with a profile of their own, its KV capacity and its
+ * GPU type's price, not gpu's); undefined when the pool is not split.
+ */
+function decodeGpuOf(gpu: FileGpu): FileGpu | undefined {
+  const d = gpu.disaggregation;
+  if (d === undefined || d.prefill === 0) return undefined;
+  const own = d.decode ?? {};
+  const profile = own.profile ?? gpu.profile;
+  const pricePerHour = own.pricePerHour ?? (own.profile === undefined ? priceOf(gpu) : (listPrice(profile.gpuType) ?? priceOf(gpu)));
+  const kvTokens = own.kvTokens ?? (own.profile === undefined ? gpu.kvTokens : undefined);
+  const { kvTokens: _kv, pricePerHour: _price, ...rest } = gpu;
+  return {
+    ...rest,
+    replicas: Math.max(1, gpu.replicas - d.prefill),
+    slots: own.slots ?? gpu.slots,
+    profile,
+    ...(kvTokens === undefined ? {} : { kvTokens }),
+    ...(pricePerHour === undefined ? {} : { pricePerHour }),
+  };
+}
+
 /** Disaggregation as the engines take it, where the problem splits its replicas (prefill above 0) and its bytes a token are known. */
 function disaggregationOf(gpu: FileGpu): Disaggregation | undefined {
   const d = gpu.disaggregation;
   const bytesPerToken = transferBytesPerToken(gpu);
-  if (d === undefined || d.prefill === 0 || bytesPerToken === undefined) return undefined;
-  return { prefill: d.prefill, policy: d.policy, latency: d.latency, bandwidth: d.bandwidth, bytesPerToken };
+  const decode = decodeGpuOf(gpu);
+  if (d === undefined || decode === undefined || bytesPerToken === undefined) return undefined;
+  const price = priceOf(decode);
+  return {
+    prefill: d.prefill, policy: d.policy, latency: d.latency, bandwidth: d.bandwidth, bytesPerToken,
+    decode: { slots: decode.slots, kvTokens: kvTokensOf(decode), profile: decode.profile, ...(price === undefined ? {} : { pricePerHour: price }) },
+  };
 }
 
 /**
@@ -206,16 +239,23 @@ function disaggregationIssues(gpu: FileGpu): FieldIssue[] {
     }];
   }
   const ns = Math.round((bytesPerToken / d.bandwidth) * 1e9);
-  const kv = kvTokensOf(gpu);
+  // a transfer moves at most a prompt both pools' KV holds
+  const decode = decodeGpuOf(gpu)!;
+  const smaller = kvTokensOf(decode) < kvTokensOf(gpu) ? decode : gpu;
+  const kv = kvTokensOf(smaller);
+  // where the bytes a token come from: the problem, or its profile's model
+  const [source, given] = d.bytesPerToken !== undefined
+    ? ['gpu.disaggregation.bytesPerToken', `${bytesPerToken} bytes`]
+    : ['gpu.profile', `${bytesPerToken} bytes (gpu.profile ${gpu.profile.name}'s model's)`];
   if (ns < 1) {
-    return [{ path: 'gpu.disaggregation.bandwidth', message: `moves a token of ${bytesPerToken} bytes in under half a nanosecond; the engines hold whole nanoseconds a token`, from: ['gpu.disaggregation.bytesPerToken'] }];
+    return [{ path: 'gpu.disaggregation.bandwidth', message: `moves a token of ${given} in under half a nanosecond; the engines hold whole nanoseconds a token`, from: [source] }];
   }
   const whole = d.latency + Math.floor((kv * ns) / 1000);
   if (whole > LIMITS.stepMicros) {
     return [{
       path: 'gpu.disaggregation.bandwidth',
-      message: `moving a whole KV cache (${kvText(gpu)}) at ${ns} ns a token takes ${formatDuration(whole)} with the latency, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
-      from: ['gpu.disaggregation.bytesPerToken', 'gpu.disaggregation.latency'],
+      message: `moving a whole KV cache (${kvText(smaller)}) at ${ns} ns a token of ${given} takes ${formatDuration(whole)} with the latency, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
+      from: [source, 'gpu.disaggregation.latency'],
     }];
   }
   return [];
@@ -223,7 +263,7 @@ function disaggregationIssues(gpu: FileGpu): FieldIssue[] {
 
 /** The typed pool: KV tokens and the price per GPU-hour filled in from the profile where not given. */
 function gpuPool(gpu: FileGpu): GpuPool {
-  const price = gpu.pricePerHour ?? listPrice(gpu.profile.gpuType);
+  const price = priceOf(gpu);
   const offload = offloadOf(gpu);
   const disaggregation = disaggregationOf(gpu);
   return {
@@ -284,7 +324,8 @@ function longestIteration(profile: GpuProfile, slots: number): number {
 /** The longest time a slowdown of each component can stretch. */
 function longestTimes(file: ProblemFile, gpu: FileGpu | undefined): Map<Target, number> {
   const out = new Map<Target, number>();
-  if (gpu !== undefined) out.set('gpu', longestIteration(gpu.profile, gpu.slots));
+  const decode = gpu === undefined ? undefined : decodeGpuOf(gpu);
+  if (gpu !== undefined) out.set('gpu', Math.max(longestIteration(gpu.profile, gpu.slots), decode === undefined ? 0 : longestIteration(decode.profile, decode.slots)));
   if (file.tools !== undefined) out.set('tools', Math.round(tableTop(file.tools.latency)));
   if (file.server !== undefined) out.set('server', Math.round(tableTop(file.server.service)));
   return out;
@@ -340,12 +381,19 @@ function leastPromptTokens(file: ProblemFile, trace: Trace | null): number {
 function flooredGpu(file: ProblemFile, trace: Trace | null): { gpu?: FileGpu; issue?: FieldIssue } {
   if (file.gpu === undefined) return {};
   const prompt = leastPromptTokens(file, trace);
-  const gpu = { ...file.gpu, profile: withContextFloor(file.gpu.profile, prompt) };
-  if (gpu.profile.perSeq <= LIMITS.stepMicros) return { gpu };
-  const message =
-    `${gpu.profile.name}: reading the KV of the shortest prompt, ${prompt} tokens, takes ${formatDuration(gpu.profile.perSeq)} ` +
-    `a decode step, over the ${formatDuration(LIMITS.stepMicros)} the engines hold`;
-  return { gpu, issue: { path: 'gpu.profile', message } };
+  let gpu = { ...file.gpu, profile: withContextFloor(file.gpu.profile, prompt) };
+  // the decode replicas' own profile, alike
+  const split = gpu.disaggregation;
+  const own = split?.decode?.profile;
+  if (split !== undefined && own !== undefined) gpu = { ...gpu, disaggregation: { ...split, decode: { ...split.decode, profile: withContextFloor(own, prompt) } } };
+  for (const [path, p] of [['gpu.profile', gpu.profile], ['gpu.disaggregation.decode.profile', gpu.disaggregation?.decode?.profile]] as const) {
+    if (p === undefined || p.perSeq <= LIMITS.stepMicros) continue;
+    const message =
+      `${p.name}: reading the KV of the shortest prompt, ${prompt} tokens, takes ${formatDuration(p.perSeq)} ` +
+      `a decode step, over the ${formatDuration(LIMITS.stepMicros)} the engines hold`;
+    return { gpu, issue: { path, message } };
+  }
+  return { gpu };
 }
 
 /** Checks of the workload (or the trace that replaces it) against the pool that must serve it. */
@@ -362,8 +410,24 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
     }
   }
   if (file.gpu === undefined) return out;
-  const kv = kvTokensOf(file.gpu);
-  const { slots } = file.gpu;
+  out.push(...poolIssues(file, trace, file.gpu, 'gpu'));
+  // the decode replicas' own KV and slots, where they have any
+  const decode = decodeGpuOf(file.gpu);
+  if (decode !== undefined && file.gpu.disaggregation?.decode !== undefined) {
+    // the offload tier is both pools': an issue of it that both find is named once
+    const named = new Set(out.map((i) => `${i.path}: ${i.message}`));
+    out.push(...poolIssues(file, trace, decode, 'gpu.disaggregation.decode').filter((i) => !named.has(`${i.path}: ${i.message}`)));
+  }
+  out.push(...disaggregationIssues(file.gpu));
+  return out;
+}
+
+/** The checks of a pool's KV (`at`: its fields, gpu's or the decode replicas'): the smallest call fits it, its cache entries fit the engines' index. */
+function poolIssues(file: ProblemFile, trace: Trace | null, gpu: FileGpu, at: string): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const w = file.workload;
+  const kv = kvTokensOf(gpu);
+  const { slots } = gpu;
   // a call whose smallest possible context exceeds the cache could never be admitted
   const smallestPrefix = smallestPrefixOf(w);
   let parts: readonly Part[] = [];
@@ -373,8 +437,8 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
     const smallest = smallestRequest(trace);
     if (smallest.tokens > kv) {
       out.push({
-        path: 'gpu.kvTokens',
-        message: `${kvText(file.gpu)} cannot hold the smallest request of ${trace.file} (request ${smallest.index + 1}, prompt + output), ${smallest.tokens} tokens`,
+        path: `${at}.kvTokens`,
+        message: `${kvText(gpu, at)} cannot hold the smallest request of ${trace.file} (request ${smallest.index + 1}, prompt + output), ${smallest.tokens} tokens`,
       });
     }
   } else if (w.kind !== 'job') {
@@ -385,7 +449,7 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
   const least = sum(parts);
   if (least > kv) {
     const terms = parts.map(([field, n]) => `${field} ${n}`).join(' + ');
-    out.push({ path: 'gpu.kvTokens', message: `${kvText(file.gpu)} cannot hold ${what}, ${least} tokens (${terms})` });
+    out.push({ path: `${at}.kvTokens`, message: `${kvText(gpu, at)} cannot hold ${what}, ${least} tokens (${terms})` });
   }
   // each replica indexes its cached contexts; the smallest one decides how many fit (a
   // trace's is one 512-token block)
@@ -395,13 +459,12 @@ function workloadIssues(file: ProblemFile, trace: Trace | null): FieldIssue[] {
   const entries = smallest === undefined ? 0 : cacheEntries(kv, smallest[1], slots);
   if (smallest !== undefined && entries > LIMITS.cacheEntries) {
     out.push({
-      path: 'gpu.kvTokens',
-      message: `${kvText(file.gpu)} hold ${entries} cache entries of ${smallest[0]} (${smallest[1]} tokens) ` +
-        `with gpu.slots; the engines index at most ${LIMITS.cacheEntries} a replica`,
+      path: `${at}.kvTokens`,
+      message: `${kvText(gpu, at)} hold ${entries} cache entries of ${smallest[0]} (${smallest[1]} tokens) ` +
+        `with ${at}.slots; the engines index at most ${LIMITS.cacheEntries} a replica`,
     });
   }
-  out.push(...offloadIssues(file.gpu, smallest?.[1] ?? kv));
-  out.push(...disaggregationIssues(file.gpu));
+  out.push(...offloadIssues(gpu, smallest?.[1] ?? kv));
   return out;
 }
 

@@ -118,6 +118,9 @@ function noField(node: SchemaNode, seg: PathSegment, here: readonly PathSegment[
   }
 }
 
+/** The decode replicas' own profile, a field of its own below the path a profile's fields are set through as gpu.profile's are. */
+const DECODE_PROFILE = 'gpu.disaggregation.decode.profile';
+
 function applyOne(root: Record<string, unknown>, o: Override): void {
   let schema: z.ZodType = problemFileSchema;
   let container: unknown = root;
@@ -147,9 +150,11 @@ function applyOne(root: Record<string, unknown>, o: Override): void {
     }
     let next = rawChild(container, seg);
     const shape = unwrap(child);
-    const isProfile = formatPath(o.path.slice(0, i + 1)) === 'gpu.profile';
+    const isProfile = at === 'gpu.profile' || at === DECODE_PROFILE;
     if (isProfile && !isPlainObject(next)) {
-      next = inlineProfile(next, at);
+      // the decode replicas' profile is gpu's until set
+      const from = next === undefined && at === DECODE_PROFILE ? rawChild(root['gpu'], 'profile') : next;
+      next = isPlainObject(from) ? structuredClone(from) : inlineProfile(from, at);
     } else if (next === undefined) {
       if (shape instanceof z.ZodObject || shape instanceof z.ZodRecord) next = {};
       else if (shape instanceof z.ZodArray) next = [];

@@ -520,6 +520,17 @@ const offload = z.strictObject({
 /** Bytes a second between GPUs: NVLink is about 1 TB/s a direction, so more is a typo. */
 const MAX_LINK_BANDWIDTH = 10e12;
 
+const decodePool = z.strictObject({
+  profile: profile.optional().meta({ description: "The decode replicas' profile (a GPU type of their own: Splitwise's design). Default: gpu.profile." }),
+  slots: int(1, LIMITS.gpuSlots, 'sequences in one batch').optional().meta({ description: "Most sequences in a decode replica's batch. Default: gpu.slots." }),
+  kvTokens: int(1, LIMITS.tokens * 100, 'token counts').optional().meta({
+    description: "KV cache per decode replica, tokens. Default: with a profile of their own, its KV capacity (else 400000); else gpu.kvTokens' value.",
+  }),
+  pricePerHour: real({ gt: 0, lte: MAX_PRICE_PER_HOUR, limit: 'dollars per GPU-hour' }).optional().meta({
+    description: "Dollars per decode GPU-hour. Default: with a profile of their own, the list price of its GPU type (else gpu's price); else gpu's price.",
+  }),
+});
+
 const disaggregation = z.strictObject({
   prefill: int(0, LIMITS.gpuReplicas - 1, 'GPU replicas').meta({
     description: 'Replicas that only prefill (the first ones); the rest of gpu.replicas only decode. 0: none, every replica does both (co-located), as without this block.',
@@ -532,6 +543,7 @@ const disaggregation = z.strictObject({
   bytesPerToken: int(1, 100_000_000, 'bytes a token').optional().meta({
     description: "KV bytes a token. Default: the profile's model's (a catalogue or model profile); required with a built-in or fitted inline profile.",
   }),
+  decode: decodePool.optional().meta({ description: "The decode replicas' own profile, slots, KV and price. Default: gpu's." }),
 });
 
 const gpu = z.strictObject({
@@ -555,18 +567,25 @@ const gpu = z.strictObject({
   offload: offload.optional().meta({ description: 'A KV tier beyond GPU memory (docs/model.md section 3). Default: none.' }),
   disaggregation: disaggregation.optional().meta({ description: 'Prefill and decode on separate replicas of this pool, KV moving between them (docs/model.md section 3). Default: none, every replica does both.' }),
 }).transform((g, ctx) => {
-  if (g.chunk === undefined) return g;
-  const chunkNs = Math.round(1e6 / g.profile.prefillRate) * g.chunk;
-  if (chunkNs > U32_MAX) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['chunk'],
-      message: `prefilling one chunk of ${g.chunk} tokens at ${g.profile.name}'s rate would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
-      input: g.chunk,
-    });
-    return z.NEVER;
+  const { chunk } = g;
+  if (chunk === undefined) return g;
+  // a deployment's setting: both pools' where the decode replicas have a profile of their own
+  const decode = g.disaggregation?.decode;
+  for (const p of [g.profile, ...(decode?.profile === undefined ? [] : [decode.profile])]) {
+    const chunkNs = Math.round(1e6 / p.prefillRate) * chunk;
+    if (chunkNs > U32_MAX) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['chunk'],
+        message: `prefilling one chunk of ${chunk} tokens at ${p.name}'s rate would take ${formatDuration(Math.round(chunkNs / 1000))}, over the ${formatDuration(Math.floor(U32_MAX / 1000))} the engines hold in u32 nanoseconds`,
+        input: chunk,
+      });
+      return z.NEVER;
+    }
   }
-  return { ...g, profile: { ...g.profile, chunk: g.chunk } };
+  const withChunk = { ...g, profile: { ...g.profile, chunk } };
+  if (g.disaggregation === undefined || decode?.profile === undefined) return withChunk;
+  return { ...withChunk, disaggregation: { ...g.disaggregation, decode: { ...decode, profile: { ...decode.profile, chunk } } } };
 });
 
 const tools = z.strictObject({
