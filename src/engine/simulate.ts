@@ -110,6 +110,12 @@ var replicaBase = 0;
 var replicaStride = 0;
 var entryOffset = 0;
 var offloadOffset = 0;
+// The first decode replica (NONE when the pool is not split) and where the decode replicas'
+// pool words are (P.DECODE_SHIFT): read by every decodeOnly and poolOf, in every step's timing.
+var decodeFrom = 0xffffffff;
+var decodeShift = 0;
+/** The prefill replicas' end (P.PREFILL_REPLICAS; 0 when the pool is not split). */
+var prefillTo = 0;
 
 /**
  * What the engine tells a request recorder (`--requests-out`, src/run/request-records.ts) of
@@ -498,12 +504,12 @@ function queueUnlink(q: number, j: number): void {
 
 /** Whether GPU replica r only decodes: it is past the prefill pool (gpu.disaggregation). */
 function decodeOnly(r: number): boolean {
-  return pr[P.PREFILL_REPLICAS] !== 0 && r >= pr[P.PREFILL_REPLICAS]!;
+  return r >= decodeFrom;
 }
 
 /** Where GPU replica r's pool's words are (layout.ts P): P's own, or the decode replicas' DECODE_SHIFT words on. */
 function poolOf(r: number): number {
-  return decodeOnly(r) ? pr[P.DECODE_SHIFT]! : 0;
+  return r >= decodeFrom ? decodeShift : 0;
 }
 
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
@@ -1408,7 +1414,8 @@ function replicaBoundary(r: number): void {
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   const incremental = pr[P.KV_INCREMENTAL] !== 0;
   let grown = 0;
-  for (let i = 0; i < (busy || decodeOnly(r) ? running : 0); i++) {
+  const walked = busy || decodeOnly(r) ? running : 0;
+  for (let i = 0; i < walked; i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
       st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
@@ -1434,7 +1441,7 @@ function replicaBoundary(r: number): void {
     kvChange(r, grown, 0);
   }
   // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
-  const prefillOnly = r < pr[P.PREFILL_REPLICAS]!;
+  const prefillOnly = r < prefillTo;
   let w = 0;
   for (let i = 0; i < running; i++) {
     const j = st[run + i]!;
@@ -1534,7 +1541,7 @@ function replicaAdmit(r: number, keep: number): void {
     const generated = resumed || arriving ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
     // a prefill replica holds a call's prompt and first token only
     let out = pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!;
-    if (r < pr[P.PREFILL_REPLICAS]!) out = 1;
+    if (r < prefillTo) out = 1;
     const need = prompt - cached + out;
     if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e !== NONE) entryUnpin(r, e);
@@ -2344,6 +2351,9 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   replicaStride = pr[P.REPLICA_STRIDE]!;
   entryOffset = REPLICA_HEADER_WORDS + pr[P.RUN_CAP]!;
   offloadOffset = entryOffset + pr[P.CACHE_CAP]! * ENTRY_WORDS;
+  decodeFrom = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : NONE;
+  decodeShift = pr[P.DECODE_SHIFT]!;
+  prefillTo = pr[P.PREFILL_REPLICAS]!;
   heapCap = pr[P.HEAP_CAP]!;
   warmupAt = pr[P.WARMUP]!;
   measureEndAt = pr[P.MEASURE_END]!;
