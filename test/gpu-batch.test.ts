@@ -132,7 +132,7 @@ describeGpu('a batch of configurations on the WGSL engine', () => {
   it('refuses configurations of different shapes', async () => {
     const mixed: EngineBatch = { configs: [mmc[0]!, grid[0]!], runs: [{ config: 1, seed: 1, first: 0, count: 1 }] };
     await expect(runGpuBatchWithFallback(ctx, mixed)).rejects.toThrow(
-      /^runGpu: a batch's configurations must share one shape \(src\/engine\/shape.ts shapeKey\): configuration 1 \(case as-given\) is 0\/0\/0\/0\/0, configuration 0 \(case as-given\) 2\/0\/0\/0\/0$/,
+      /^runGpu: a batch's configurations must share one shape \(src\/engine\/shape.ts shapeKey\): configuration 1 \(case as-given\) is 0\/0\/0\/0\/0\/0, configuration 0 \(case as-given\) 2\/0\/0\/0\/0\/0$/,
     );
   });
 });
