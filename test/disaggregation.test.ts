@@ -7,35 +7,17 @@ import { describe, expect, it } from 'vitest';
 import type { EngineConfig } from '../src/engine/compile.js';
 import { R } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
-import type { RequestRecorder } from '../src/engine/simulate.js';
-import type { ServesimError } from '../src/errors.js';
 import { dollarsPerHour, gpuCount } from '../src/model/problem.js';
 import { loadProblem } from '../src/problem/parse.js';
 import { listPrice } from '../src/problem/profiles.js';
-import { configFor, problemFile } from './support.js';
-import { line, traceProblem, wholeWindow } from './trace-support.js';
+import { configFor, problemFile, thrown } from './support.js';
+import { line, recordedCalls, traceProblem, wholeWindow, wide, type RecordedCall } from './trace-support.js';
 
-interface Call {
-  readonly index: number;
-  readonly prompt: number;
-  readonly firstAt: number;
-  readonly end: number;
-  readonly replica: number;
+/** Instance 0's record and its counted model calls of more than the small requests' 100 prompt tokens, by job index. */
+function run(config: EngineConfig): { record: Uint32Array; calls: RecordedCall[] } {
+  const { record, calls } = recordedCalls(config);
+  return { record, calls: calls.filter((c) => c.prompt > 100) };
 }
-
-/** Instance 0's record and its measured model calls of more than the small requests' 100 prompt tokens, by job index. */
-function run(config: EngineConfig): { record: Uint32Array; calls: Call[] } {
-  const calls: Call[] = [];
-  const recorder: RequestRecorder = {
-    waited: () => {},
-    called: (index, _step, _callAt, firstAt, end, _output, prompt, _cached, replica) => calls.push({ index, prompt, firstAt, end, replica }),
-    resolved: () => {},
-  };
-  const record = runReference(config, 7, 0, 1, 1, () => recorder);
-  return { record, calls: calls.filter((c) => c.prompt > 100).sort((a, b) => a.index - b.index) };
-}
-
-const wide = (record: Uint32Array, field: number): number => record[field]! + record[field + 1]! * 2 ** 32;
 
 // 131,072 KV bytes a token (Llama 3.1 8B in BF16) at 10 GB/s: 13.107 us a token, to the ns
 const LINK = 'disaggregation: { prefill: 1, latency: 2ms, bandwidth: 10GB/s, bytesPerToken: 131072 }';
@@ -93,14 +75,7 @@ describe('prefill/decode disaggregation', () => {
 });
 
 /** The error hot prefix with `sets` gives. */
-const err = (sets: readonly string[]): ServesimError => {
-  try {
-    loadProblem(problemFile('hot-prefix'), sets);
-  } catch (e) {
-    return e as ServesimError;
-  }
-  throw new Error('no error');
-};
+const err = (sets: readonly string[]) => thrown(() => loadProblem(problemFile('hot-prefix'), sets));
 
 describe('gpu.disaggregation in a problem file', () => {
 

@@ -5,36 +5,10 @@
  * preempted, back at the head of the queue, to recompute its prompt and what it had generated.
  */
 import { describe, expect, it } from 'vitest';
-import type { EngineConfig } from '../src/engine/compile.js';
 import { R } from '../src/engine/layout.js';
 import { runReference } from '../src/engine/reference.js';
-import type { RequestRecorder } from '../src/engine/simulate.js';
 import { configFor } from './support.js';
-import { line, traceProblem, wholeWindow } from './trace-support.js';
-
-interface Call {
-  readonly index: number;
-  readonly callAt: number;
-  readonly firstAt: number;
-  readonly end: number;
-  readonly prompt: number;
-  readonly cached: number;
-  readonly preemptions: number;
-}
-
-/** Instance 0's record and its model calls, by job index. */
-function run(config: EngineConfig): { record: Uint32Array; calls: Call[] } {
-  const calls: Call[] = [];
-  const recorder: RequestRecorder = {
-    waited: () => {},
-    called: (index, _step, callAt, firstAt, end, _output, prompt, cached, _replica, preemptions) => calls.push({ index, callAt, firstAt, end, prompt, cached, preemptions }),
-    resolved: () => {},
-  };
-  const record = runReference(config, 7, 0, 1, 1, () => recorder);
-  return { record, calls: calls.sort((a, b) => a.index - b.index) };
-}
-
-const wide = (record: Uint32Array, field: number): number => record[field]! + record[field + 1]! * 2 ** 32;
+import { line, recordedCalls as run, traceProblem, wholeWindow, wide } from './trace-support.js';
 
 describe('gpu.kv incremental', () => {
   it("gives reserve's records where KV never binds, but for the KV in use, which grows as tokens do", () => {

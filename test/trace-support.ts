@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
+import { runReference } from '../src/engine/reference.js';
+import type { RequestRecorder } from '../src/engine/simulate.js';
 import type { Problem } from '../src/model/problem.js';
 import { loadProblem, selectCases } from '../src/problem/parse.js';
 
@@ -137,3 +139,32 @@ export const OFFLOAD_STORIES: Readonly<Record<string, CacheStory & { readonly of
     offloaded: 2 * 512,
   },
 };
+
+/** A counted model call as the request recorder hears it. */
+export interface RecordedCall {
+  readonly index: number;
+  readonly callAt: number;
+  readonly firstAt: number;
+  readonly end: number;
+  readonly prompt: number;
+  readonly cached: number;
+  readonly replica: number;
+  readonly preemptions: number;
+}
+
+/** Instance 0's record (seed 7, one time window) and its counted model calls, by job index. */
+export function recordedCalls(config: EngineConfig): { record: Uint32Array; calls: RecordedCall[] } {
+  const calls: RecordedCall[] = [];
+  const recorder: RequestRecorder = {
+    waited: () => {},
+    called: (index, _step, callAt, firstAt, end, _output, prompt, cached, replica, preemptions) => calls.push({ index, callAt, firstAt, end, prompt, cached, replica, preemptions }),
+    resolved: () => {},
+  };
+  const record = runReference(config, 7, 0, 1, 1, () => recorder);
+  return { record, calls: calls.sort((a, b) => a.index - b.index) };
+}
+
+/** A two-word result counter (low word first) of a record. */
+export function wide(record: Uint32Array, field: number): number {
+  return record[field]! + record[field + 1]! * 2 ** 32;
+}

@@ -231,34 +231,47 @@ function disaggregationIssues(gpu: FileGpu): FieldIssue[] {
   if (d.prefill >= gpu.replicas) {
     return [{ path: 'gpu.disaggregation.prefill', message: `${d.prefill} prefill replicas of gpu.replicas ${gpu.replicas} leave none to decode`, from: ['gpu.replicas'] }];
   }
-  const bytesPerToken = transferBytesPerToken(gpu);
+  // a transfer moves at most a prompt both pools' KV holds
+  const decode = decodeGpuOf(gpu)!;
+  return kvMoveIssues(gpu, 'gpu.disaggregation', d, kvTokensOf(decode) < kvTokensOf(gpu) ? decode : gpu, ['moves', 'moving']);
+}
+
+/**
+ * What stops moving KV over `at`'s link (the offload tier's load, a transfer to a decode
+ * replica): bytes a token nobody gave, a token's time the engines' whole nanoseconds cannot hold,
+ * or `whole`'s KV cache taking, with the link's latency, longer than a step may. `verbs`: the
+ * messages' "loads" and "loading".
+ */
+function kvMoveIssues(
+  gpu: FileGpu,
+  at: string,
+  link: { readonly bandwidth: number; readonly bytesPerToken?: number | undefined; readonly latency?: number },
+  whole: FileGpu,
+  verbs: readonly [string, string],
+): FieldIssue[] {
+  const bytesPerToken = link.bytesPerToken ?? gpu.profile.roofline?.kvBytesPerToken;
   if (bytesPerToken === undefined) {
     return [{
-      path: 'gpu.disaggregation.bytesPerToken',
+      path: `${at}.bytesPerToken`,
       message: `required: gpu.profile ${gpu.profile.name} does not know its model's KV bytes a token (131072 for Llama 3.1 8B in BF16: 32 layers x 2 x 8 KV heads x 128 x 2 bytes)`,
     }];
   }
-  const ns = Math.round((bytesPerToken / d.bandwidth) * 1e9);
-  // a transfer moves at most a prompt both pools' KV holds
-  const decode = decodeGpuOf(gpu)!;
-  const smaller = kvTokensOf(decode) < kvTokensOf(gpu) ? decode : gpu;
-  const kv = kvTokensOf(smaller);
   // where the bytes a token come from: the problem, or its profile's model
-  const [source, given] = d.bytesPerToken !== undefined
-    ? ['gpu.disaggregation.bytesPerToken', `${bytesPerToken} bytes`]
+  const [source, given] = link.bytesPerToken !== undefined
+    ? [`${at}.bytesPerToken`, `${bytesPerToken} bytes`]
     : ['gpu.profile', `${bytesPerToken} bytes (gpu.profile ${gpu.profile.name}'s model's)`];
+  const ns = Math.round((bytesPerToken / link.bandwidth) * 1e9);
   if (ns < 1) {
-    return [{ path: 'gpu.disaggregation.bandwidth', message: `moves a token of ${given} in under half a nanosecond; the engines hold whole nanoseconds a token`, from: [source] }];
+    return [{ path: `${at}.bandwidth`, message: `${verbs[0]} a token of ${given} in under half a nanosecond; the engines hold whole nanoseconds a token`, from: [source] }];
   }
-  const whole = d.latency + Math.floor((kv * ns) / 1000);
-  if (whole > LIMITS.stepMicros) {
-    return [{
-      path: 'gpu.disaggregation.bandwidth',
-      message: `moving a whole KV cache (${kvText(smaller)}) at ${ns} ns a token of ${given} takes ${formatDuration(whole)} with the latency, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
-      from: [source, 'gpu.disaggregation.latency'],
-    }];
-  }
-  return [];
+  const latency = link.latency ?? 0;
+  const micros = latency + Math.floor((kvTokensOf(whole) * ns) / 1000);
+  if (micros <= LIMITS.stepMicros) return [];
+  return [{
+    path: `${at}.bandwidth`,
+    message: `${verbs[1]} a whole KV cache (${kvText(whole)}) at ${ns} ns a token of ${given} takes ${formatDuration(micros)}${latency > 0 ? ' with the latency' : ''}, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
+    from: latency > 0 ? [source, `${at}.latency`] : [source],
+  }];
 }
 
 /** The typed pool: KV tokens and the price per GPU-hour filled in from the profile where not given. */
@@ -285,26 +298,10 @@ function gpuPool(gpu: FileGpu): GpuPool {
  */
 function offloadIssues(gpu: FileGpu, smallest: number): FieldIssue[] {
   if (gpu.offload === undefined || gpu.offload.tokens === 0) return [];
-  const { tokens, bandwidth } = gpu.offload;
-  const bytesPerToken = offloadBytesPerToken(gpu);
-  if (bytesPerToken === undefined) {
-    return [{
-      path: 'gpu.offload.bytesPerToken',
-      message: `required: gpu.profile ${gpu.profile.name} does not know its model's KV bytes a token (131072 for Llama 3.1 8B in BF16: 32 layers x 2 x 8 KV heads x 128 x 2 bytes)`,
-    }];
-  }
-  const out: FieldIssue[] = [];
-  const ns = Math.round((bytesPerToken / bandwidth) * 1e9);
-  const kv = kvTokensOf(gpu);
-  if (ns < 1) {
-    out.push({ path: 'gpu.offload.bandwidth', message: `loads a token of ${bytesPerToken} bytes in under half a nanosecond; the engines hold whole nanoseconds a token`, from: ['gpu.offload.bytesPerToken'] });
-  } else if (Math.floor((kv * ns) / 1000) > LIMITS.stepMicros) {
-    out.push({
-      path: 'gpu.offload.bandwidth',
-      message: `loading a whole KV cache (${kvText(gpu)}) at ${ns} ns a token takes ${formatDuration(Math.floor((kv * ns) / 1000))}, over the ${formatDuration(LIMITS.stepMicros)} a step may take`,
-      from: ['gpu.offload.bytesPerToken'],
-    });
-  }
+  const { tokens } = gpu.offload;
+  const out = kvMoveIssues(gpu, 'gpu.offload', gpu.offload, gpu, ['loads', 'loading']);
+  // without bytes a token, what the tier's load takes is all it says
+  if (offloadBytesPerToken(gpu) === undefined) return out;
   const entries = offloadEntries(tokens, smallest);
   if (entries > LIMITS.cacheEntries) {
     out.push({
