@@ -110,9 +110,10 @@ var replicaBase = 0;
 var replicaStride = 0;
 var entryOffset = 0;
 var offloadOffset = 0;
-// The first decode replica (NONE when the pool is not split) and where the decode replicas'
-// pool words are (P.DECODE_SHIFT): read by every decodeOnly and poolOf, in every step's timing.
-var decodeFrom = 0xffffffff;
+// The first decode replica (the replica count when the pool is not split: a small integer, as
+// V8 compares a number past 2^30 as a double) and where the decode replicas' pool words are
+// (P.DECODE_SHIFT): read by every decodeOnly and poolOf, in every step's timing.
+var decodeFrom = 0;
 var decodeShift = 0;
 /** The prefill replicas' end (P.PREFILL_REPLICAS; 0 when the pool is not split). */
 var prefillTo = 0;
@@ -2351,7 +2352,7 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   replicaStride = pr[P.REPLICA_STRIDE]!;
   entryOffset = REPLICA_HEADER_WORDS + pr[P.RUN_CAP]!;
   offloadOffset = entryOffset + pr[P.CACHE_CAP]! * ENTRY_WORDS;
-  decodeFrom = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : NONE;
+  decodeFrom = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : pr[P.GPU_REPLICAS]!;
   decodeShift = pr[P.DECODE_SHIFT]!;
   prefillTo = pr[P.PREFILL_REPLICAS]!;
   heapCap = pr[P.HEAP_CAP]!;
