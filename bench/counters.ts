@@ -32,7 +32,7 @@
  * machine (two cores, shared).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compile, type EngineConfig } from '../src/engine/compile.js';
@@ -126,7 +126,8 @@ type Origin = { readonly revision: string } | { readonly patch?: string };
 /** The other engine's src, compiled into `dir` (loadEngine loads it). */
 function buildEngine(origin: Origin, dir: string): void {
   if ('revision' in origin) {
-    const tar = execFileSync('git', ['-C', root, 'archive', origin.revision, 'src'], { maxBuffer: 1 << 28 });
+    // its problems too: a work whose model changed since (Work.changed) runs the base's own file
+    const tar = execFileSync('git', ['-C', root, 'archive', origin.revision, 'src', 'problems'], { maxBuffer: 1 << 28 });
     execFileSync('tar', ['-x', '-C', dir], { input: tar });
   } else {
     cpSync(join(root, 'src'), join(dir, 'src'), { recursive: true });
@@ -165,8 +166,10 @@ async function loadEngine(dir: string): Promise<Engine> {
       // the base engine reads the params as laid out then: its own compile lays them out; but
       // the sampling tables are this checkout's, so both engines draw the same numbers (a
       // fix to how a table is built is not the engine's speed, and would fail the equality)
+      // a changed model's problem file is the base's own (it may lack fields added since)
+      const from = work.changed === true && existsSync(join(dir, 'problems')) ? dir : root;
       const problem = 'file' in work.source
-        ? parse.loadProblem(join(root, `problems/${work.source.file}.yaml`), work.sets)
+        ? parse.loadProblem(join(from, `problems/${work.source.file}.yaml`), work.sets)
         : parse.parseProblem(work.source.yaml, work.source.name, work.sets);
       const own = compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]) as EngineConfig;
       // a changed model's tables are its own (a trace's radix tree follows its rows): no sharing
