@@ -110,13 +110,6 @@ var replicaBase = 0;
 var replicaStride = 0;
 var entryOffset = 0;
 var offloadOffset = 0;
-// The first decode replica (the replica count when the pool is not split: a small integer, as
-// V8 compares a number past 2^30 as a double) and where the decode replicas' pool words are
-// (P.DECODE_SHIFT): read by every decodeOnly and poolOf, in every step's timing.
-var decodeFrom = 0;
-var decodeShift = 0;
-/** The prefill replicas' end (P.PREFILL_REPLICAS; 0 when the pool is not split). */
-var prefillTo = 0;
 
 /**
  * What the engine tells a request recorder (`--requests-out`, src/run/request-records.ts) of
@@ -505,12 +498,12 @@ function queueUnlink(q: number, j: number): void {
 
 /** Whether GPU replica r only decodes: it is past the prefill pool (gpu.disaggregation). */
 function decodeOnly(r: number): boolean {
-  return r >= decodeFrom;
+  return pr[P.PREFILL_REPLICAS] !== 0 && r >= pr[P.PREFILL_REPLICAS]!;
 }
 
 /** Where GPU replica r's pool's words are (layout.ts P): P's own, or the decode replicas' DECODE_SHIFT words on. */
 function poolOf(r: number): number {
-  return r >= decodeFrom ? decodeShift : 0;
+  return decodeOnly(r) ? pr[P.DECODE_SHIFT]! : 0;
 }
 
 /** Where GPU replica r's words start: its queue (busiestQueue), its batch, its cache entries. */
@@ -1442,7 +1435,7 @@ function replicaBoundary(r: number): void {
     kvChange(r, grown, 0);
   }
   // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
-  const prefillOnly = r < prefillTo;
+  const prefillOnly = r < pr[P.PREFILL_REPLICAS]!;
   let w = 0;
   for (let i = 0; i < running; i++) {
     const j = st[run + i]!;
@@ -1542,7 +1535,7 @@ function replicaAdmit(r: number, keep: number): void {
     const generated = resumed || arriving ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
     // a prefill replica holds a call's prompt and first token only
     let out = pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!;
-    if (r < prefillTo) out = 1;
+    if (r < pr[P.PREFILL_REPLICAS]!) out = 1;
     const need = prompt - cached + out;
     if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e !== NONE) entryUnpin(r, e);
@@ -2352,9 +2345,6 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   replicaStride = pr[P.REPLICA_STRIDE]!;
   entryOffset = REPLICA_HEADER_WORDS + pr[P.RUN_CAP]!;
   offloadOffset = entryOffset + pr[P.CACHE_CAP]! * ENTRY_WORDS;
-  decodeFrom = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : pr[P.GPU_REPLICAS]!;
-  decodeShift = pr[P.DECODE_SHIFT]!;
-  prefillTo = pr[P.PREFILL_REPLICAS]!;
   heapCap = pr[P.HEAP_CAP]!;
   warmupAt = pr[P.WARMUP]!;
   measureEndAt = pr[P.MEASURE_END]!;
