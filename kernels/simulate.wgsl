@@ -1715,17 +1715,21 @@ fn routePick(j: u32) -> u32 {
   if (policy == POLICY_PREFIX_AFFINITY || policy == POLICY_BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
     let start = ringStart(random(STREAM_PLACEMENT, routeKey(j), 0u));
-    var total = 0u;
-    var up = 0u;
-    for (var r = 0u; r < n; r++) {
-      if (replicaUp(r)) {
-        total += st[ix(replicaAt(r) + RP_LOAD)];
-        up += 1u;
+    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each (plain
+    // affinity takes the first replica up on the ring, and needs no load)
+    var cap = NONE;
+    if (policy == POLICY_BOUNDED_AFFINITY) {
+      var total = 0u;
+      var up = 0u;
+      for (var r = 0u; r < n; r++) {
+        if (replicaUp(r)) {
+          total += st[ix(replicaAt(r) + RP_LOAD)];
+          up += 1u;
+        }
       }
+      if (up == 0u) { return NONE; }
+      cap = ceilMulDiv(param(P_BOUNDED_LOAD_MILLI), total + 1u, 1000u * up);
     }
-    if (up == 0u) { return NONE; }
-    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
-    let cap = ceilMulDiv(param(P_BOUNDED_LOAD_MILLI), total + 1u, 1000u * up);
     var first = NONE;
     for (var i = 0u; i < param(P_RING_LEN); i++) {
       let r = ringReplica(start + i);

@@ -1837,17 +1837,21 @@ function routePick(j: number): number {
   if (policy === POLICY.PREFIX_AFFINITY || policy === POLICY.BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
     const start = ringStart(random(STREAM.PLACEMENT, routeKey(j), 0));
-    let total = 0;
-    let up = 0;
-    for (let r = 0; r < n; r++) {
-      if (replicaUp(r)) {
-        total += st[replicaAt(r) + RP.LOAD]!;
-        up += 1;
+    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each (plain
+    // affinity takes the first replica up on the ring, and needs no load)
+    let cap = NONE;
+    if (policy === POLICY.BOUNDED_AFFINITY) {
+      let total = 0;
+      let up = 0;
+      for (let r = 0; r < n; r++) {
+        if (replicaUp(r)) {
+          total += st[replicaAt(r) + RP.LOAD]!;
+          up += 1;
+        }
       }
+      if (up === 0) return NONE;
+      cap = ceilMulDiv(pr[P.BOUNDED_LOAD_MILLI]!, total + 1, 1000 * up);
     }
-    if (up === 0) return NONE;
-    // consistent hashing with bounded loads: at most ceil(c x (total + 1) / up) calls each
-    const cap = ceilMulDiv(pr[P.BOUNDED_LOAD_MILLI]!, total + 1, 1000 * up);
     let first = NONE;
     for (let i = 0; i < pr[P.RING_LEN]!; i++) {
       const r = ringReplica(start + i);
