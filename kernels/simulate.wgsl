@@ -1129,7 +1129,7 @@ fn replicaUnload(r: u32, j: u32) {
   add64(R_ROUTER_AREA, measured(st[ix(jb + J_ENQUEUED)], st[ix(sb + G_NOW)]));
 }
 
-/** A step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
+/** Replica r's step's microseconds, with `load` microseconds of KV loaded from the offload tier, which a slowdown of the GPU does not stretch. */
 fn iterationTime(r: u32, decoding: u32, prefill: u32, load: u32) -> u32 {
   let at = poolOf(r);
   // the prefill's nanoseconds and those below base's and perSeq's microseconds, rounded up once

@@ -19,11 +19,11 @@ import { setFlagsFromString } from 'node:v8';
 
 const FLAG = '--max-inlined-bytecode-size-cumulative';
 /**
- * Bytes of bytecode inlined into one optimised function, at most (V8's default is 920). 3,000
- * until the engine grew issue 29's designs; against 3,000 on the same code, 4,500 ran each work
- * 1-5% faster once compiled (6,000 slower again), its first round up to 15% slower.
+ * Bytes of bytecode inlined into one optimised function, at most (V8's default is 920). 4,500
+ * (f9b24e5) ran no faster once compiled and compiled slower (`npm run bench:reference --
+ * 5b903d4` there: bench/results/reference-speed-5b903d4.md).
  */
-const INLINING_BUDGET = 4500;
+const INLINING_BUDGET = 3000;
 
 // (V8 reads its flags' underscores as dashes)
 if (!process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith(FLAG))) setFlagsFromString(`${FLAG}=${INLINING_BUDGET}`);
