@@ -1285,6 +1285,8 @@ fn replicaBoundary(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
   let mode = st[ix(rb + RP_MODE)];
+  // neither prefillDone nor callDone changes this replica's batch: its size is read once
+  let running = st[ix(rb + RP_N_RUN)];
   let busy = mode == MODE_SINGLE || mode == MODE_RUN;
   if (busy) { replicaBusy(r); }
   // the steps done since the last boundary: none after a start or an idle wait, where only a
@@ -1293,7 +1295,11 @@ fn replicaBoundary(r: u32) {
   if (mode == MODE_RUN) { n = (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)]; }
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   var grown = 0u;
-  let walked = select(0u, st[ix(rb + RP_N_RUN)], busy || decodeOnly(r));
+  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
+  let prefillOnly = DISAGGREGATED && r < param(P_PREFILL_REPLICAS);
+  // the first call to leave at this boundary: those before it stay where they are
+  var w = running;
+  let walked = select(0u, running, busy || decodeOnly(r));
   for (var i = 0u; i < walked; i++) {
     let jb = jobAt(st[ix(runningAt(r, i))]);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
@@ -1311,16 +1317,13 @@ fn replicaBoundary(r: u32) {
       st[ix(jb + J_LOAD)] = 0u;
       if (st[ix(jb + J_PREFILL_LEFT)] == 0u) { prefillDone(r, st[ix(runningAt(r, i))]); }
     }
+    if (w == running && st[ix(jb + J_PHASE)] == PHASE_DECODE && (st[ix(jb + J_OUT_LEFT)] == 0u || prefillOnly)) { w = i; }
   }
   if (KV_INCREMENTAL && grown > 0u) {
     st[ix(rb + RP_KV_USED)] = st[ix(rb + RP_KV_USED)] + grown;
     kvChange(r, grown, 0u);
   }
-  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
-  let prefillOnly = DISAGGREGATED && r < param(P_PREFILL_REPLICAS);
-  var w = 0u;
-  let running = st[ix(rb + RP_N_RUN)];
-  for (var i = 0u; i < running; i++) {
+  for (var i = w; i < running; i++) {
     let j = st[ix(runningAt(r, i))];
     let jb = jobAt(j);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE && (st[ix(jb + J_OUT_LEFT)] == 0u || prefillOnly)) {

@@ -13,7 +13,9 @@
  * doubles (add64), and queues deadlines in a FIFO beside the heap (fifoPush, fifoPop,
  * fifoFlush: not in the kernel); all go back to the caller's state before they return, so
  * the records, and the state between calls, are the kernel's (the heap's entries, if not in
- * the same places of it). Loading it raises V8's inlining budget (inlining.ts), so that each
+ * the same places of it). It reads the three flags of its configuration's shape that the kernel
+ * has as pipeline constants from globals that bind sets (SERVESIM_OFFLOAD and the others), which
+ * V8 compiles as constants. Loading it raises V8's inlining budget (inlining.ts), so that each
  * event handler compiles as one function with everything it calls. It alone can tell a
  * recorder of each counted call and arrival as it happens (RequestRecorder, `--requests-out`):
  * a test of a null module variable where none is asked for.
@@ -96,6 +98,17 @@ var heapCap = 0;
 // The instance's random key (G.KEY), which never changes once initInstance has drawn it; as
 // an i32 (draw only xors it), so that V8 never boxes it.
 var randomKey = 0;
+// The configuration's shape (shape.ts) where the kernel has it as pipeline constants: whether
+// its replicas have a KV offload tier, take KV as sequences grow, split prefill from decode.
+// Properties of the global object, which bind sets: V8 compiles a global that has kept one
+// value as that constant (and deoptimises what read it if it changes), so a feature's code
+// folds away where a configuration lacks it, as the kernel's does; a module variable is loaded
+// and tested at each read. Every module of the thread sees them, hence the prefix.
+declare global {
+  var SERVESIM_OFFLOAD: boolean;
+  var SERVESIM_KV_INCREMENTAL: boolean;
+  var SERVESIM_DISAGGREGATED: boolean;
+}
 /** The two-word result counters while advanceInstance runs (add64). */
 const sums = new Float64Array(layout.RESULT_SCALARS);
 /** The measured window (P.WARMUP, P.MEASURE_END), read by every measured(). */
@@ -498,7 +511,7 @@ function queueUnlink(q: number, j: number): void {
 
 /** Whether GPU replica r only decodes: it is past the prefill pool (gpu.disaggregation). */
 function decodeOnly(r: number): boolean {
-  return pr[P.PREFILL_REPLICAS] !== 0 && r >= pr[P.PREFILL_REPLICAS]!;
+  return SERVESIM_DISAGGREGATED && r >= pr[P.PREFILL_REPLICAS]!;
 }
 
 /** Where GPU replica r's pool's words are (layout.ts P): P's own, or the decode replicas' DECODE_SHIFT words on. */
@@ -950,7 +963,7 @@ function cacheMakeRoom(r: number, need: number): boolean {
   while (kv - st[rb + RP.KV_USED]! < need) {
     const victim = cacheVictim(r);
     if (victim === NONE) return false;
-    if (pr[P.OFFLOAD_CAP] !== 0) offloadStore(r, victim);
+    if (SERVESIM_OFFLOAD) offloadStore(r, victim);
     cacheDrop(r, victim);
   }
   return true;
@@ -964,7 +977,7 @@ function cacheMakeRoom(r: number, need: number): boolean {
  */
 function cacheInsert(r: number, key: number, tokens: number, depth: number, pins: number): number {
   // held once: a context back in the cache leaves the offload tier
-  if (pr[P.OFFLOAD_CAP] !== 0) {
+  if (SERVESIM_OFFLOAD) {
     const t = offloadFind(r, key);
     if (t !== NONE) offloadDrop(r, t);
   }
@@ -1267,7 +1280,7 @@ function replicaSchedule(r: number, at: number): void {
 function prefillDone(r: number, j: number): void {
   const jb = jobAt(j);
   // a call whose KV arrived from its prefill replica emitted its token there
-  if (st[jb + J.PHASE] !== PHASE.TRANSFER) {
+  if (!SERVESIM_DISAGGREGATED || st[jb + J.PHASE] !== PHASE.TRANSFER) {
     // a preempted call's recomputed prompt emits its next token: its first came before
     if (st[jb + J.OUT_LEFT] === st[jb + J.OUTPUT]) st[jb + J.FIRST_AT] = now + pr[poolOf(r) + P.OUTPUT_TOKEN_US]!;
     st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - 1;
@@ -1360,7 +1373,7 @@ function callDone(r: number, j: number): void {
   callFree(r, j);
   replicaUnload(r, j);
   // a prefill replica is done with a call at its first token (gpu.disaggregation)
-  if (st[jb + J.OUT_LEFT] !== 0) {
+  if (SERVESIM_DISAGGREGATED && st[jb + J.OUT_LEFT] !== 0) {
     callHandoff(j);
     return;
   }
@@ -1406,21 +1419,24 @@ function replicaBoundary(r: number): void {
   // decode replica's arriving KV can have changed anything
   const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : busy ? 1 : 0;
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
-  const incremental = pr[P.KV_INCREMENTAL] !== 0;
   let grown = 0;
+  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
+  const prefillOnly = SERVESIM_DISAGGREGATED && r < pr[P.PREFILL_REPLICAS]!;
+  // the first call to leave at this boundary: those before it stay where they are
+  let w = running;
   const walked = busy || decodeOnly(r) ? running : 0;
   for (let i = 0; i < walked; i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
       st[jb + J.OUT_LEFT] = st[jb + J.OUT_LEFT]! - n;
-      if (incremental) {
+      if (SERVESIM_KV_INCREMENTAL) {
         st[jb + J.RESERVED] = st[jb + J.RESERVED]! + n;
         grown += n;
       }
     } else {
       const alloc = busy ? st[jb + J.ALLOC]! : 0;
       // gpu.disaggregation: a call whose KV has all arrived has its prompt here as if prefilled
-      if (alloc > 0 || (st[jb + J.PHASE] === PHASE.TRANSFER && st[jb + J.READY]! <= now)) {
+      if (alloc > 0 || (SERVESIM_DISAGGREGATED && st[jb + J.PHASE] === PHASE.TRANSFER && st[jb + J.READY]! <= now)) {
         const left = st[jb + J.PREFILL_LEFT]! - alloc;
         st[jb + J.PREFILL_LEFT] = left;
         st[jb + J.ALLOC] = 0;
@@ -1429,15 +1445,13 @@ function replicaBoundary(r: number): void {
         if (left === 0) prefillDone(r, st[run + i]!);
       }
     }
+    if (w === running && st[jb + J.PHASE] === PHASE.DECODE && (st[jb + J.OUT_LEFT] === 0 || prefillOnly)) w = i;
   }
   if (grown > 0) {
     st[rb + RP.KV_USED] = st[rb + RP.KV_USED]! + grown;
     kvChange(r, grown, 0);
   }
-  // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
-  const prefillOnly = r < pr[P.PREFILL_REPLICAS]!;
-  let w = 0;
-  for (let i = 0; i < running; i++) {
+  for (let i = w; i < running; i++) {
     const j = st[run + i]!;
     const jb = jobAt(j);
     if (st[jb + J.PHASE] === PHASE.DECODE && (st[jb + J.OUT_LEFT] === 0 || prefillOnly)) {
@@ -1448,7 +1462,7 @@ function replicaBoundary(r: number): void {
     }
   }
   st[rb + RP.N_RUN] = w;
-  const keep = pr[P.KV_INCREMENTAL] !== 0 ? replicaPreempt(r) : 0;
+  const keep = SERVESIM_KV_INCREMENTAL ? replicaPreempt(r) : 0;
   if (keep !== NONE) replicaAdmit(r, keep);
   replicaPlan(r);
 }
@@ -1521,7 +1535,7 @@ function replicaAdmit(r: number, keep: number): void {
     // what the offload tier holds past it comes back: held while room is made for it too
     let t = NONE;
     let loaded = 0;
-    if (pr[P.OFFLOAD_CAP] !== 0) {
+    if (SERVESIM_OFFLOAD) {
       t = offloadBest(r, j, e);
       if (t !== NONE) {
         loaded = offloadTokens(r, t, e);
@@ -1529,13 +1543,13 @@ function replicaAdmit(r: number, keep: number): void {
         offloadHold(r, t, e, 1);
       }
     }
-    const resumed = st[jb + J.PHASE] === PHASE.PREEMPTED;
+    const resumed = SERVESIM_KV_INCREMENTAL && st[jb + J.PHASE] === PHASE.PREEMPTED;
     // gpu.disaggregation: its prompt done on a prefill replica, its KV comes here over the link
-    const arriving = st[jb + J.PHASE] === PHASE.TRANSFER;
+    const arriving = SERVESIM_DISAGGREGATED && st[jb + J.PHASE] === PHASE.TRANSFER;
     const generated = resumed || arriving ? st[jb + J.OUTPUT]! - st[jb + J.OUT_LEFT]! : 0;
     // a prefill replica holds a call's prompt and first token only
-    let out = pr[P.KV_INCREMENTAL] !== 0 ? generated + 1 : st[jb + J.OUTPUT]!;
-    if (r < pr[P.PREFILL_REPLICAS]!) out = 1;
+    let out = SERVESIM_KV_INCREMENTAL ? generated + 1 : st[jb + J.OUTPUT]!;
+    if (SERVESIM_DISAGGREGATED && r < pr[P.PREFILL_REPLICAS]!) out = 1;
     const need = prompt - cached + out;
     if (!cacheMakeRoom(r, need + loaded + keep)) {
       if (e !== NONE) entryUnpin(r, e);
@@ -1622,7 +1636,7 @@ function replicaPlan(r: number): void {
       decoding += 1;
       const left = st[jb + J.OUT_LEFT]!;
       if (left < shortest) shortest = left;
-    } else if (st[jb + J.PHASE] === PHASE.TRANSFER) {
+    } else if (SERVESIM_DISAGGREGATED && st[jb + J.PHASE] === PHASE.TRANSFER) {
       arriving += 1;
       if (st[jb + J.READY]! < ready) ready = st[jb + J.READY]!;
     } else {
@@ -1653,7 +1667,7 @@ function replicaPlan(r: number): void {
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   let runs = shortest;
-  if (pr[P.KV_INCREMENTAL] !== 0) runs = Math.min(runs, Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
+  if (SERVESIM_KV_INCREMENTAL) runs = Math.min(runs, Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
   replicaSchedule(r, later(runs, dur));
@@ -1832,7 +1846,7 @@ function routeKey(j: number): number {
 /** Picks a replica the router believes up, by the configured policy; NONE when none is. */
 function routePick(j: number): number {
   // with gpu.disaggregation, new calls go to the prefill pool, replicas 0 to its size - 1
-  const n = pr[P.PREFILL_REPLICAS] !== 0 ? pr[P.PREFILL_REPLICAS]! : pr[P.GPU_REPLICAS]!;
+  const n = SERVESIM_DISAGGREGATED ? pr[P.PREFILL_REPLICAS]! : pr[P.GPU_REPLICAS]!;
   const policy = pr[P.POLICY]!;
   if (policy === POLICY.PREFIX_AFFINITY || policy === POLICY.BOUNDED_AFFINITY) {
     // each seed draws where a session or prefix lands, as real session ids and hashes are random
@@ -2353,6 +2367,9 @@ function bind(buffers: EngineBuffers, slot: number, copyState: boolean): void {
   warmupAt = pr[P.WARMUP]!;
   measureEndAt = pr[P.MEASURE_END]!;
   fifoDelay = pr[P.TIMEOUT]!;
+  globalThis.SERVESIM_OFFLOAD = pr[P.OFFLOAD_CAP] !== 0;
+  globalThis.SERVESIM_KV_INCREMENTAL = pr[P.KV_INCREMENTAL] !== 0;
+  globalThis.SERVESIM_DISAGGREGATED = pr[P.PREFILL_REPLICAS] !== 0;
   if (fifo.length < heapCap * HEAP_WORDS) fifo = new Uint32Array(heapCap * HEAP_WORDS);
 }
 
