@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { compile } from '../src/engine/compile.js';
 import { KIND, TARGET } from '../src/engine/layout.js';
+import { runReference } from '../src/engine/reference.js';
 import { kernelSource, shapeConstants } from '../src/gpu/kernel-source.js';
 import { parseProblem, selectCases } from '../src/problem/parse.js';
 import { configFor, problemFile } from './support.js';
@@ -36,6 +37,23 @@ describe('the kernel shape: which handlers a configuration can reach, as pipelin
   it('is shared by configurations that differ only in values, so they share a compiled pipeline', () => {
     const base = shapeOf('hot-prefix', 'server-dies');
     expect(shapeOf('hot-prefix', 'server-dies', ['router.policy=cache-aware', 'gpu.replicas=5', 'gpu.slots=16'])).toEqual(base);
+  });
+
+  it("runs the reference engine under each configuration's flags, which it holds as V8 constants (docs/architecture.md)", () => {
+    const split = configFor('hot-prefix', ['gpu.kv=incremental', 'gpu.offload.tokens=800000', 'gpu.offload.bandwidth=25GB/s', 'gpu.offload.bytesPerToken=131072',
+      'gpu.replicas=6', 'gpu.disaggregation.prefill=2', 'gpu.disaggregation.bytesPerToken=131072', 'gpu.disaggregation.bandwidth=10GB/s', 'traffic.duration=6s', 'traffic.warmup=2s']).config;
+    const plain = configFor('hot-prefix', ['traffic.duration=6s', 'traffic.warmup=2s']).config;
+    expect(shapeConstants(split)).toMatchObject({ OFFLOAD: 1, KV_INCREMENTAL: 1, DISAGGREGATED: 1 });
+    const first = new Map<typeof split, number[]>();
+    // each in turn, twice: the second run of each follows the other's flags
+    for (const config of [split, plain, split, plain]) {
+      const records = Array.from(runReference(config, 3, 0, 2));
+      const shape = shapeConstants(config);
+      expect([globalThis.SERVESIM_OFFLOAD, globalThis.SERVESIM_KV_INCREMENTAL, globalThis.SERVESIM_DISAGGREGATED]).toEqual([shape.OFFLOAD, shape.KV_INCREMENTAL, shape.DISAGGREGATED].map((flag) => flag === 1));
+      expect(records).toEqual(first.get(config) ?? records);
+      first.set(config, records);
+    }
+    expect(first.get(split)).not.toEqual(first.get(plain));
   });
 
   it('sets every override of the kernels but the workgroup size and the state layout, and no other name', () => {
