@@ -24,6 +24,13 @@
  *                                        (newCounters): one that is not fails the run (exit 1)
  *                                        and writes nothing. Writes
  *                                        bench/results/reference-speed.md.
+ *   npm run bench:reference -- BASE --per-request
+ *                                        the same against a base whose records differ (the
+ *                                        speed when an issue was filed, before a change of
+ *                                        model): every work as one whose model changed
+ *                                        (Work.changed), compared per simulated request, its
+ *                                        arrivals checked equal; no equality matrix. Writes
+ *                                        bench/results/reference-speed-per-request.md.
  *
  * Each is timed in PROCESSES fresh processes of its own (this script again, with --time): V8
  * compiles an engine differently from one process to the next, so one process's ratio moves
@@ -120,6 +127,15 @@ const here = {
   },
 };
 
+/** `--per-request`: every work compared per simulated request (perRequest), as a changed model's is. */
+const PER_REQUEST = '--per-request';
+const perRequest = process.argv.includes(PER_REQUEST);
+
+/** Whether a work is compared per simulated request rather than record for record. */
+function perSimulatedRequest(work: Work): boolean {
+  return work.changed === true || perRequest;
+}
+
 /** Where the other engine's src comes from: a git revision, or this checkout's with a patch applied. */
 type Origin = { readonly revision: string } | { readonly patch?: string };
 
@@ -173,7 +189,7 @@ async function loadEngine(dir: string): Promise<Engine> {
         : parse.parseProblem(work.source.yaml, work.source.name, work.sets);
       const own = compiler.compile(problem, parse.selectCases(problem, [work.caseName])[0]) as EngineConfig;
       // a changed model's tables are its own (a trace's radix tree follows its rows): no sharing
-      if (work.changed === true) return patched(own, constants, work.patch);
+      if (perSimulatedRequest(work)) return patched(own, constants, work.patch);
       const { tables } = here.configOf(work);
       if (tables.length !== own.tables.length) throw new Error(`${workLabel(work)}: the other engine's tables are laid out otherwise (${own.tables.length} words, ${tables.length} here)`);
       return patched({ ...own, tables }, constants, work.patch);
@@ -241,7 +257,7 @@ function requests(config: EngineConfig, records: Uint32Array, constants: Record<
  * request (both engines replay the same windows of the trace, the window drawn per seed alike).
  */
 function checkSame(work: Work, same: boolean, before: number, now: number): void {
-  if (work.changed === true) {
+  if (perSimulatedRequest(work)) {
     if (before !== now) throw new Error(`${workLabel(work)}: ${now} arrivals now, ${before} in the base's records: not the same requests`);
   } else if (!same) throw new Error(`${workLabel(work)}: records differ from the base's`);
 }
@@ -307,7 +323,7 @@ function median(values: readonly number[]): number {
 
 /** `--time MODE DIRS [--left-out NAMES]` (timeIn below) in a fresh process: what it printed. */
 function inProcess<T>(mode: string, dirs: readonly string[], leftOut: readonly string[] = []): T {
-  const names = leftOut.length === 0 ? [] : [LEFT_OUT, leftOut.join(',')];
+  const names = [...(perRequest ? [PER_REQUEST] : []), ...(leftOut.length === 0 ? [] : [LEFT_OUT, leftOut.join(',')])];
   // with this process's node options (V8 flags among them), so that a run under a flag times the engines under it
   const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--time', mode, ...dirs, ...names], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
   return JSON.parse(out) as T;
@@ -572,7 +588,7 @@ function speedRows(timed: readonly Timed[]): string[] {
     const t = timed[w]!;
     const rate = (s: number) => Math.round(t.requests / s).toLocaleString('en');
     const firstCells = t.first === undefined ? '' : ` ${t.first.before.toFixed(3)} | ${t.first.now.toFixed(3)} |`;
-    const compared = work.changed === true ? 'model changed: per simulated request' : 'identical';
+    const compared = work.changed === true ? 'model changed: per simulated request' : perRequest ? 'per simulated request' : 'identical';
     return `| ${workLabel(work)} | ${instances} | ${compared} | ${Math.round(t.requests).toLocaleString('en')} | ${t.events.toLocaleString('en')} | ${t.before.toFixed(3)} | ${t.now.toFixed(3)} | ${rate(t.before)} | ${rate(t.now)} | ${t.ratio.toFixed(2)}x | ${t.low.toFixed(2)}-${t.high.toFixed(2)}x |${firstCells}`;
   });
 }
@@ -587,15 +603,21 @@ function speedHeader(timed: readonly Timed[]): string[] {
 }
 
 function referenceReport(apart: readonly Timed[], together: readonly Timed[], old: Engine, fresh: Engine, base: string): string {
-  const same = equality(old, fresh, base);
+  // records that differ by design have no equality matrix
+  const same = perRequest ? null : equality(old, fresh, base);
   const added = newCounters(old.constants, fresh.constants).map((name) => name.replace('R_', 'R.'));
   const counters = added.length === 0 ? '' : `, but for the result counters new since ${base}, ${added.join(', ')}, left out of the comparison`;
   const changed = !SPEED_WORK.some(({ work }) => work.changed === true) ? '' : `, but where a work's model changed since ${base} (\`model changed: per simulated request\`): there each engine runs its own compile, tables included, its records differ by design, and the engines' arrivals are checked equal instead, so that the speedup is per simulated request`;
-  const timing = `rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, both engines drawing from this checkout's sampling tables; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. Each run's records are checked equal (\`identical\`${counters})${changed}.`;
+  const checked = perRequest
+    ? `Records are not compared: ${base}'s differ from this checkout's by design (\`--per-request\`), so each engine runs its own compile, tables included, and the engines' arrivals are checked equal instead, so that the speedup is per simulated request.`
+    : `Each run's records are checked equal (\`identical\`${counters})${changed}.`;
+  const flag = perRequest ? ` ${PER_REQUEST}` : '';
+  const tables = perRequest ? 'each engine drawing from its own sampling tables' : "both engines drawing from this checkout's sampling tables";
+  const timing = `rounds, the best of each engine's (after two instances to compile the code), the works in the order listed, ${tables}; seconds and speedups are the medians over the processes, with the range of the speedup. Simulated requests are arrivals, warm-up included. ${checked}`;
   return [
     '# The reference engine\'s speed (issue 14)',
     '',
-    `Command: \`${commandLine(`bench:reference -- ${base}`, `--reference ${base}`)}\`: the reference engine at ${base} against this checkout's, on one thread.`,
+    `Command: \`${commandLine(`bench:reference -- ${base}${flag}`, `--reference ${base}${flag}`)}\`: the reference engine at ${base} against this checkout's, on one thread.`,
     '',
     `${machine()} · ${new Date().toISOString()}`,
     '',
@@ -612,12 +634,14 @@ function referenceReport(apart: readonly Timed[], together: readonly Timed[], ol
     '',
     ...speedHeader(together),
     ...speedRows(together),
-    '',
-    `Records: ${same.records} records, each identical word for word to ${base}'s${counters} (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
-    '',
-    '| problem | cases | instances | record hashes |',
-    '| --- | --- | ---: | --- |',
-    ...same.rows,
+    ...(same === null ? [] : [
+      '',
+      `Records: ${same.records} records, each identical word for word to ${base}'s${counters} (below, per problem and overrides, the FNV-1a hash of each case's records in ${WINDOWS.join(' and in ')} time windows, in the order listed).`,
+      '',
+      '| problem | cases | instances | record hashes |',
+      '| --- | --- | ---: | --- |',
+      ...same.rows,
+    ]),
   ].join('\n') + '\n';
 }
 
@@ -653,7 +677,7 @@ async function main(): Promise<void> {
       text = countersReport(timeInProcesses('counters', dirs));
     }
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    writeFileSync(join(root, `bench/results/${reference ? 'reference-speed' : 'counters'}.md`), text);
+    writeFileSync(join(root, `bench/results/${reference ? `reference-speed${perRequest ? '-per-request' : ''}` : 'counters'}.md`), text);
     process.stdout.write(text);
   } finally {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -662,7 +686,7 @@ async function main(): Promise<void> {
 
 const time = process.argv.indexOf('--time');
 if (time >= 0) {
-  const args = process.argv.slice(time + 2);
+  const args = process.argv.slice(time + 2).filter((arg) => arg !== PER_REQUEST);
   const at = args.indexOf(LEFT_OUT);
   await timeIn(process.argv[time + 1]!, at < 0 ? args : args.slice(0, at), at < 0 ? [] : args[at + 1]!.split(','));
 } else await main();
