@@ -70,7 +70,6 @@ const TUNED_FOR_V8: Record<string, string> = {
   replicaBoundary: BATCH_WALK,
   replicaPlan: 'compares where Math.min would be a float64 operation (the one schedule after its branch is the kernel\'s reshaping)',
   routeScan: '(from + i) % n by a comparison, as both are below n: a division takes tens of cycles',
-  decodeOnly: "tests P.PREFILL_REPLICAS, where the kernel tests its shape's constant DISAGGREGATED",
   arrival: 'reads the measured window from module variables',
   nextEvent: "compares the FIFO's head with the heap's top and the next arrival",
   stopInstance: 'empties the FIFO too',

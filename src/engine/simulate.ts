@@ -1655,7 +1655,7 @@ function replicaPlan(r: number): void {
     replicaSchedule(r, later(1, dur));
     return;
   }
-  if (decoding === 0) {
+  if (SERVESIM_DISAGGREGATED && decoding === 0) {
     // only KV arriving: idle until the first has, or until a call comes
     st[rb + RP.MODE] = MODE.IDLE;
     replicaSchedule(r, ready);
@@ -1669,7 +1669,7 @@ function replicaPlan(r: number): void {
   let runs = shortest;
   if (SERVESIM_KV_INCREMENTAL) runs = Math.min(runs, Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
   // and at the first boundary once a call's KV has arrived, which joins it there
-  if (arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
+  if (SERVESIM_DISAGGREGATED && arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
   replicaSchedule(r, later(runs, dur));
 }
 
