@@ -1291,8 +1291,8 @@ fn replicaBoundary(r: u32) {
   if (busy) { replicaBusy(r); }
   // the steps done since the last boundary: none after a start or an idle wait, where only a
   // decode replica's arriving KV can have changed anything
-  var n = select(0u, 1u, busy);
-  if (mode == MODE_RUN) { n = (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)]; }
+  var n = 0u;
+  if (busy) { n = (now - st[ix(rb + RP_START)]) / st[ix(rb + RP_DUR)]; }
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   var grown = 0u;
   // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
@@ -1310,7 +1310,8 @@ fn replicaBoundary(r: u32) {
       }
     } else if ((busy && st[ix(jb + J_ALLOC)] > 0u) || (DISAGGREGATED && st[ix(jb + J_PHASE)] == PHASE_TRANSFER && st[ix(jb + J_READY)] <= now)) {
       // gpu.disaggregation: a call whose KV has all arrived has its prompt here as if prefilled
-      let alloc = select(0u, st[ix(jb + J_ALLOC)], busy);
+      // a prompt's tokens each of the steps done (prefillRun: alike steps)
+      let alloc = select(0u, st[ix(jb + J_ALLOC)] * n, busy);
       st[ix(jb + J_PREFILL_LEFT)] = st[ix(jb + J_PREFILL_LEFT)] - alloc;
       st[ix(jb + J_ALLOC)] = 0u;
       // its first prefill step loaded what the offload tier held
@@ -1483,7 +1484,25 @@ fn replicaAdmit(r: u32, keep: u32) {
   }
 }
 
-/** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
+/**
+ * How many alike prefill steps replica r's batch runs as one (docs/model.md section 3): `first`,
+ * the tokens left of the first prompt, which takes the whole chunk each step while it has a
+ * chunk or more left, and none can join meanwhile (the batch is full, or none waits); the run
+ * ends where a decoding sequence finishes (`shortest` tokens left) and (gpu.kv incremental)
+ * where the `decoding` sequences' tokens would outgrow the free KV, as a run of decodes does.
+ * One step when the first prompt has less than a chunk left or a call could join.
+ */
+fn prefillRun(r: u32, first: u32, shortest: u32, decoding: u32) -> u32 {
+  let rb = replicaAt(r);
+  let pool = poolOf(r);
+  let chunk = param(pool + P_CHUNK);
+  if (first < chunk || (st[ix(rb + RP_N_RUN)] < param(pool + P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] != 0u)) { return 1u; }
+  var runs = min(first / chunk, shortest);
+  if (KV_INCREMENTAL && decoding > 0u) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  return runs;
+}
+
+/** Prefill steps (chunk shared first come, first served), or a run of decodes. */
 fn replicaPlan(r: u32) {
   let rb = replicaAt(r);
   let now = st[ix(sb + G_NOW)];
@@ -1502,6 +1521,7 @@ fn replicaPlan(r: u32) {
   var load = 0u;
   var arriving = 0u;
   var ready = NONE;
+  var first = NONE;
   for (var i = 0u; i < running; i++) {
     let jb = jobAt(st[ix(runningAt(r, i))]);
     if (st[ix(jb + J_PHASE)] == PHASE_DECODE) {
@@ -1511,6 +1531,7 @@ fn replicaPlan(r: u32) {
       arriving += 1u;
       ready = min(ready, st[ix(jb + J_READY)]);
     } else {
+      if (first == NONE) { first = st[ix(jb + J_PREFILL_LEFT)]; }
       let alloc = min(budget, st[ix(jb + J_PREFILL_LEFT)]);
       st[ix(jb + J_ALLOC)] = alloc;
       budget -= alloc;
@@ -1533,15 +1554,18 @@ fn replicaPlan(r: u32) {
   if (KV_INCREMENTAL && !single) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (DISAGGREGATED && !single && arriving > 0u) { runs = min(runs, (ready - now + st[ix(rb + RP_DUR)] - 1u) / st[ix(rb + RP_DUR)]); }
-  replicaSchedule(r, later(select(runs, 1u, single), st[ix(rb + RP_DUR)]));
+  // a step that loads from the offload tier, or beside arriving KV, is unlike the next
+  if (single) { runs = select(1u, prefillRun(r, first, shortest, decoding), load == 0u && arriving == 0u); }
+  replicaSchedule(r, later(runs, st[ix(rb + RP_DUR)]));
 }
 
 /**
  * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
  * replica starts at this instant, as an event of its own after those already due now (so the
- * calls that reach it at one instant start in one batch); a prefill iteration ends at its
- * boundary anyway. Why an event: the kernel inlines every call, and replicaBoundary called
- * from here too compiled once per caller (docs/model.md section 3, test/kernel-inlining).
+ * calls that reach it at one instant start in one batch); a prefill step is never cut short,
+ * so a run of them acts at the end of the step under way. Why an event: the kernel inlines
+ * every call, and replicaBoundary called from here too compiled once per caller
+ * (docs/model.md section 3, test/kernel-inlining).
  */
 fn replicaTouch(r: u32) {
   let rb = replicaAt(r);
@@ -1553,10 +1577,12 @@ fn replicaTouch(r: u32) {
     replicaSchedule(r, now);
     return;
   }
-  if (mode != MODE_RUN) { return; }
+  if (mode != MODE_RUN && mode != MODE_SINGLE) { return; }
   let start = st[ix(rb + RP_START)];
   let dur = st[ix(rb + RP_DUR)];
-  let next = start + ((now - start + dur - 1u) / dur) * dur;
+  var steps = (now - start + dur - 1u) / dur;
+  if (mode == MODE_SINGLE && steps == 0u) { steps = 1u; }
+  let next = start + steps * dur;
   if (next < st[ix(rb + RP_EVENT_AT)]) { replicaSchedule(r, next); }
 }
 

@@ -1417,7 +1417,7 @@ function replicaBoundary(r: number): void {
   if (busy) replicaBusy(r);
   // the steps done since the last boundary: none after a start or an idle wait, where only a
   // decode replica's arriving KV can have changed anything
-  const n = mode === MODE.RUN ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : busy ? 1 : 0;
+  const n = busy ? Math.floor((now - st[rb + RP.START]!) / st[rb + RP.DUR]!) : 0;
   // gpu.kv incremental: each token decoded took a token of KV (room made when planned)
   let grown = 0;
   // gpu.disaggregation: a prefill replica's calls leave once their prompt is done
@@ -1434,7 +1434,8 @@ function replicaBoundary(r: number): void {
         grown += n;
       }
     } else {
-      const alloc = busy ? st[jb + J.ALLOC]! : 0;
+      // a prompt's tokens each of the steps done (prefillRun: alike steps)
+      const alloc = busy ? st[jb + J.ALLOC]! * n : 0;
       // gpu.disaggregation: a call whose KV has all arrived has its prompt here as if prefilled
       if (alloc > 0 || (SERVESIM_DISAGGREGATED && st[jb + J.PHASE] === PHASE.TRANSFER && st[jb + J.READY]! <= now)) {
         const left = st[jb + J.PREFILL_LEFT]! - alloc;
@@ -1610,7 +1611,29 @@ function replicaAdmit(r: number, keep: number): void {
   }
 }
 
-/** One prefill iteration (chunk shared first come, first served), or a run of decodes. */
+/**
+ * How many alike prefill steps replica r's batch runs as one (docs/model.md section 3): `first`,
+ * the tokens left of the first prompt, which takes the whole chunk each step while it has a
+ * chunk or more left, and none can join meanwhile (the batch is full, or none waits); the run
+ * ends where a decoding sequence finishes (`shortest` tokens left) and (gpu.kv incremental)
+ * where the `decoding` sequences' tokens would outgrow the free KV, as a run of decodes does.
+ * One step when the first prompt has less than a chunk left or a call could join.
+ */
+function prefillRun(r: number, first: number, shortest: number, decoding: number): number {
+  const rb = replicaAt(r);
+  const pool = poolOf(r);
+  const chunk = pr[pool + P.CHUNK]!;
+  if (first < chunk || (st[rb + RP.N_RUN]! < pr[pool + P.GPU_SLOTS]! && st[rb + RP.Q_LEN] !== 0)) return 1;
+  let runs = Math.floor(first / chunk);
+  if (shortest < runs) runs = shortest;
+  if (SERVESIM_KV_INCREMENTAL && decoding > 0) {
+    const room = Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding);
+    if (room < runs) runs = room;
+  }
+  return runs;
+}
+
+/** Prefill steps (chunk shared first come, first served), or a run of decodes. */
 function replicaPlan(r: number): void {
   const rb = replicaAt(r);
   const run = runningAt(r, 0);
@@ -1630,6 +1653,7 @@ function replicaPlan(r: number): void {
   let load = 0;
   let arriving = 0;
   let ready = NONE;
+  let first = NONE;
   for (let i = 0; i < running; i++) {
     const jb = jobAt(st[run + i]!);
     if (st[jb + J.PHASE] === PHASE.DECODE) {
@@ -1641,6 +1665,7 @@ function replicaPlan(r: number): void {
       if (st[jb + J.READY]! < ready) ready = st[jb + J.READY]!;
     } else {
       const left = st[jb + J.PREFILL_LEFT]!;
+      if (first === NONE) first = left;
       const alloc = left < budget ? left : budget;
       st[jb + J.ALLOC] = alloc;
       budget -= alloc;
@@ -1652,7 +1677,8 @@ function replicaPlan(r: number): void {
     const dur = iterationTime(r, decoding, prefill, load);
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = dur;
-    replicaSchedule(r, later(1, dur));
+    // a step that loads from the offload tier, or beside arriving KV, is unlike the next
+    replicaSchedule(r, later(load === 0 && arriving === 0 ? prefillRun(r, first, shortest, decoding) : 1, dur));
     return;
   }
   if (SERVESIM_DISAGGREGATED && decoding === 0) {
@@ -1676,9 +1702,10 @@ function replicaPlan(r: number): void {
 /**
  * The batch may change (a call arrived or left): act at the next iteration boundary. An idle
  * replica starts at this instant, as an event of its own after those already due now (so the
- * calls that reach it at one instant start in one batch); a prefill iteration ends at its
- * boundary anyway. Why an event: the kernel inlines every call, and replicaBoundary called
- * from here too compiled once per caller (docs/model.md section 3, test/kernel-inlining).
+ * calls that reach it at one instant start in one batch); a prefill step is never cut short,
+ * so a run of them acts at the end of the step under way. Why an event: the kernel inlines
+ * every call, and replicaBoundary called from here too compiled once per caller
+ * (docs/model.md section 3, test/kernel-inlining).
  */
 function replicaTouch(r: number): void {
   const rb = replicaAt(r);
@@ -1689,10 +1716,12 @@ function replicaTouch(r: number): void {
     replicaSchedule(r, now);
     return;
   }
-  if (mode !== MODE.RUN) return;
+  if (mode !== MODE.RUN && mode !== MODE.SINGLE) return;
   const start = st[rb + RP.START]!;
   const dur = st[rb + RP.DUR]!;
-  const next = start + Math.floor((now - start + dur - 1) / dur) * dur;
+  let steps = Math.floor((now - start + dur - 1) / dur);
+  if (mode === MODE.SINGLE && steps === 0) steps = 1;
+  const next = start + steps * dur;
   if (next < st[rb + RP.EVENT_AT]!) replicaSchedule(r, next);
 }
 
