@@ -1554,8 +1554,8 @@ fn replicaPlan(r: u32) {
   if (KV_INCREMENTAL && !single) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (DISAGGREGATED && !single && arriving > 0u) { runs = min(runs, (ready - now + st[ix(rb + RP_DUR)] - 1u) / st[ix(rb + RP_DUR)]); }
-  // a step that loads from the offload tier, or beside arriving KV, is unlike the next
-  if (single) { runs = select(1u, prefillRun(r, first, shortest, decoding), load == 0u && arriving == 0u); }
+  // unlike the next: a step that shares the chunk, loads from the tier, or has KV arriving
+  if (single) { runs = select(1u, prefillRun(r, first, shortest, decoding), budget == 0u && load == 0u && arriving == 0u); }
   replicaSchedule(r, later(runs, st[ix(rb + RP_DUR)]));
 }
 

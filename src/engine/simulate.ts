@@ -1677,8 +1677,8 @@ function replicaPlan(r: number): void {
     const dur = iterationTime(r, decoding, prefill, load);
     st[rb + RP.MODE] = MODE.SINGLE;
     st[rb + RP.DUR] = dur;
-    // a step that loads from the offload tier, or beside arriving KV, is unlike the next
-    replicaSchedule(r, later(load === 0 && arriving === 0 ? prefillRun(r, first, shortest, decoding) : 1, dur));
+    // unlike the next: a step that shares the chunk, loads from the tier, or has KV arriving
+    replicaSchedule(r, later(budget === 0 && load === 0 && arriving === 0 ? prefillRun(r, first, shortest, decoding) : 1, dur));
     return;
   }
   if (SERVESIM_DISAGGREGATED && decoding === 0) {
