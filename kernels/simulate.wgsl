@@ -1484,6 +1484,11 @@ fn replicaAdmit(r: u32, keep: u32) {
   }
 }
 
+/** gpu.kv incremental: how many steps of `decoding` sequences' tokens replica r's free KV holds. */
+fn kvSteps(r: u32, decoding: u32) -> u32 {
+  return (param(poolOf(r) + P_KV_TOKENS) - st[ix(replicaAt(r) + RP_KV_USED)]) / decoding;
+}
+
 /**
  * How many alike prefill steps replica r's batch runs as one (docs/model.md section 3): `first`,
  * the tokens left of the first prompt, which takes the whole chunk each step while it has a
@@ -1498,7 +1503,7 @@ fn prefillRun(r: u32, first: u32, shortest: u32, decoding: u32) -> u32 {
   let chunk = param(pool + P_CHUNK);
   if (first < chunk || (st[ix(rb + RP_N_RUN)] < param(pool + P_GPU_SLOTS) && st[ix(rb + RP_Q_LEN)] != 0u)) { return 1u; }
   var runs = min(first / chunk, shortest);
-  if (KV_INCREMENTAL && decoding > 0u) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  if (KV_INCREMENTAL && decoding > 0u) { runs = min(runs, kvSteps(r, decoding)); }
   return runs;
 }
 
@@ -1551,7 +1556,7 @@ fn replicaPlan(r: u32) {
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   var runs = shortest;
-  if (KV_INCREMENTAL && !single) { runs = min(runs, (param(pool + P_KV_TOKENS) - st[ix(rb + RP_KV_USED)]) / decoding); }
+  if (KV_INCREMENTAL && !single) { runs = min(runs, kvSteps(r, decoding)); }
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (DISAGGREGATED && !single && arriving > 0u) { runs = min(runs, (ready - now + st[ix(rb + RP_DUR)] - 1u) / st[ix(rb + RP_DUR)]); }
   // unlike the next: a step that shares the chunk, loads from the tier, or has KV arriving

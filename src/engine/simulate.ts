@@ -1611,6 +1611,11 @@ function replicaAdmit(r: number, keep: number): void {
   }
 }
 
+/** gpu.kv incremental: how many steps of `decoding` sequences' tokens replica r's free KV holds. */
+function kvSteps(r: number, decoding: number): number {
+  return Math.floor((pr[poolOf(r) + P.KV_TOKENS]! - st[replicaAt(r) + RP.KV_USED]!) / decoding);
+}
+
 /**
  * How many alike prefill steps replica r's batch runs as one (docs/model.md section 3): `first`,
  * the tokens left of the first prompt, which takes the whole chunk each step while it has a
@@ -1626,10 +1631,7 @@ function prefillRun(r: number, first: number, shortest: number, decoding: number
   if (first < chunk || (st[rb + RP.N_RUN]! < pr[pool + P.GPU_SLOTS]! && st[rb + RP.Q_LEN] !== 0)) return 1;
   let runs = Math.floor(first / chunk);
   if (shortest < runs) runs = shortest;
-  if (SERVESIM_KV_INCREMENTAL && decoding > 0) {
-    const room = Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding);
-    if (room < runs) runs = room;
-  }
+  if (SERVESIM_KV_INCREMENTAL && decoding > 0) runs = Math.min(runs, kvSteps(r, decoding));
   return runs;
 }
 
@@ -1693,7 +1695,7 @@ function replicaPlan(r: number): void {
   // gpu.kv incremental: the run ends where its tokens would outgrow the KV free (room for one
   // step was made), at a boundary that makes more
   let runs = shortest;
-  if (SERVESIM_KV_INCREMENTAL) runs = Math.min(runs, Math.floor((pr[pool + P.KV_TOKENS]! - st[rb + RP.KV_USED]!) / decoding));
+  if (SERVESIM_KV_INCREMENTAL) runs = Math.min(runs, kvSteps(r, decoding));
   // and at the first boundary once a call's KV has arrived, which joins it there
   if (SERVESIM_DISAGGREGATED && arriving > 0) runs = Math.min(runs, Math.floor((ready - now + dur - 1) / dur));
   replicaSchedule(r, later(runs, dur));
